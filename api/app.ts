@@ -1,0 +1,63 @@
+/**
+ * The Koa app. The middleware order is fixed here and only here:
+ *   request id → request log → errors → router → not found
+ * and, inside each declared route:
+ *   authenticate → rate limit (keyed routes) → JSON body (routes with one) → validate → handler.
+ * Authentication runs per route, so unknown paths answer 404 whether or not a key was sent, and
+ * unauthenticated requests are neither parsed nor counted against any key.
+ */
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { AppDeps, AppMiddleware, AppState } from './context.ts';
+import { RouteNotFoundError } from './errors.ts';
+import { authenticate } from './middleware/authenticate.ts';
+import { errors } from './middleware/errors.ts';
+import { jsonBody } from './middleware/json-body.ts';
+import { rateLimit } from './middleware/rate-limit.ts';
+import { requestId } from './middleware/request-id.ts';
+import { requestLog } from './middleware/request-log.ts';
+import { validateInput } from './middleware/validate.ts';
+import { API_PREFIX } from './openapi.ts';
+import type { Route } from './route.ts';
+import { routes as allRoutes } from './routes/index.ts';
+
+/** Builds the app on the given dependencies; tests build one per database (or two, to race). */
+export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): Koa<AppState> {
+  const app = new Koa<AppState>();
+  // Errors are rendered by `errors()`; what still reaches Koa is a socket failing mid-response.
+  app.on('error', (err: Error) => deps.log.warn({ err: err.message }, 'response stream error'));
+
+  const router = new Router<AppState>();
+  for (const route of routes) {
+    const stack: AppMiddleware[] = [];
+    if (route.auth) stack.push(authenticate(deps.db), rateLimit());
+    if (route.body) stack.push(jsonBody());
+    stack.push(handle(route, deps));
+    const paths = [API_PREFIX + route.path.replace(/\{(\w+)\}/g, ':$1')];
+    if (route.rootAlias) paths.push(route.rootAlias);
+    for (const path of paths) router.register(path, [route.method], stack);
+  }
+
+  app.use(requestId(deps.log));
+  app.use(requestLog());
+  app.use(errors());
+  app.use(router.routes());
+  app.use(notFound());
+  return app;
+}
+
+function handle(route: Route, deps: AppDeps): AppMiddleware {
+  return async function handle(ctx) {
+    const input = validateInput(route, ctx);
+    const partnerId = ctx.state.auth?.partnerId ?? '';
+    const result = await route.handler({ ...input, partnerId }, { ...deps, log: ctx.state.log });
+    ctx.status = result.status;
+    if (result.body !== undefined) ctx.body = result.body;
+  };
+}
+
+function notFound(): AppMiddleware {
+  return function notFound(ctx) {
+    throw new RouteNotFoundError(ctx.method, ctx.path);
+  };
+}

@@ -1,0 +1,26 @@
+/** The types every middleware and route shares: per-request state and the app's dependencies. */
+import type { ParameterizedContext, Middleware } from 'koa';
+import type { Config } from '../db/config.ts';
+import type { Knex } from '../db/knex.ts';
+import type { Logger } from '../db/log.ts';
+import type { AuthenticatedRequest } from '../db/queries/api-keys.ts';
+
+/** What a request accumulates on its way through the middleware chain. */
+export interface AppState {
+  requestId: string;
+  log: Logger;
+  /** Set by `authenticate` on keyed routes. */
+  auth?: AuthenticatedRequest;
+  /** The parsed JSON body, set by `jsonBody` on routes that take one. */
+  body?: unknown;
+}
+
+export type AppContext = ParameterizedContext<AppState>;
+export type AppMiddleware = Middleware<AppState>;
+
+/** What the app is built from; tests build apps on their own databases with these. */
+export interface AppDeps {
+  db: Knex;
+  config: Config;
+  log: Logger;
+}

@@ -1,0 +1,48 @@
+/**
+ * `npm run web`: the Koa API alone (Procfile `web`). On SIGTERM or SIGINT it stops accepting,
+ * lets in-flight requests finish, then closes its pool.
+ */
+import { once } from 'node:events';
+import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/config.ts';
+import { createDb } from '../db/knex.ts';
+import { createLogger, type Logger } from '../db/log.ts';
+import { onShutdownSignal } from '../db/shutdown.ts';
+import { buildApp } from './app.ts';
+
+/** How long in-flight requests get to finish after SIGTERM before their sockets are cut. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+/** A listening web server and how to stop it gracefully. */
+export interface WebServer {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Starts the API on `config.port` against `databaseUrl`. */
+export async function startWeb(config: Config, databaseUrl: string, log: Logger): Promise<WebServer> {
+  const db = createDb(databaseUrl, { poolMax: 10, applicationName: 'booking-web', log });
+  const server = buildApp({ db, config, log }).listen(config.port, '0.0.0.0');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  log.info({ port }, 'web listening');
+  return {
+    port,
+    async stop() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+      await closed;
+      clearTimeout(timer);
+      await db.destroy();
+      log.info('web stopped');
+    },
+  };
+}
+
+if (import.meta.main) {
+  const config = loadConfigOrExit();
+  const log = createLogger(config.logLevel);
+  const web = await startWeb(config, requireDatabaseUrl(config), log);
+  onShutdownSignal(log, () => web.stop());
+}

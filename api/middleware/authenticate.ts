@@ -1,0 +1,25 @@
+import type { Knex } from '../../db/knex.ts';
+import { hashApiKey } from '../../db/api-key.ts';
+import * as apiKeys from '../../db/queries/api-keys.ts';
+import type { AppMiddleware } from '../context.ts';
+import { UnauthenticatedError } from '../errors.ts';
+
+/** Keys are 64 hex characters; anything else cannot be a key and skips the database. */
+const KEY_SHAPE = /^[0-9a-fA-F]{64}$/;
+
+/**
+ * Resolves `x-api-key` to its partner (401 for anything else, with no hint why). The same round
+ * trip takes the request's rate-limit token, which `rateLimit()` then enforces.
+ */
+export function authenticate(db: Knex): AppMiddleware {
+  return async function authenticate(ctx, next) {
+    const key = ctx.get('x-api-key');
+    const auth = KEY_SHAPE.test(key)
+      ? await apiKeys.authenticate(db, hashApiKey(key.toLowerCase()))
+      : undefined;
+    if (!auth) throw new UnauthenticatedError();
+    ctx.state.auth = auth;
+    ctx.state.log = ctx.state.log.child({ partner_id: auth.partnerId });
+    await next();
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * The one error middleware, first in the chain after the request id. Domain errors become the
+ * spec's error body with the status from the table below; known HTTP-level failures raised by
+ * Koa's own machinery are mapped to their codes; anything else is a logged 500 INTERNAL_ERROR that
+ * leaks nothing but the request id.
+ */
+import type { AppContext, AppMiddleware } from '../context.ts';
+import {
+  DomainError,
+  NotOwnerError,
+  PayloadTooLargeError,
+  RateLimitExceededError,
+  RouteNotFoundError,
+  UnauthenticatedError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+  VenueNotAuthorizedError,
+  VenueNotFoundError,
+  type DomainErrorClass,
+} from '../errors.ts';
+import { BODY_LIMIT_BYTES } from './json-body.ts';
+
+/** The only table from domain error to HTTP status. */
+const STATUS = new Map<DomainErrorClass, number>([
+  [ValidationError, 400],
+  [UnauthenticatedError, 401],
+  [NotOwnerError, 403],
+  [VenueNotAuthorizedError, 403],
+  [VenueNotFoundError, 404],
+  [RouteNotFoundError, 404],
+  [PayloadTooLargeError, 413],
+  [UnsupportedMediaTypeError, 415],
+  [RateLimitExceededError, 429],
+]);
+
+/** The HTTP status of a domain error class (used by the OpenAPI document too). */
+export function statusOf(errorClass: DomainErrorClass): number {
+  const status = STATUS.get(errorClass);
+  if (status === undefined) throw new Error(`no HTTP status mapped for ${errorClass.name}`);
+  return status;
+}
+
+/** Renders every failure of the request as the spec's error body. */
+export function errors(): AppMiddleware {
+  return async function errors(ctx, next) {
+    try {
+      await next();
+    } catch (err) {
+      const known = err instanceof DomainError ? err : fromHttpError(err);
+      if (known) render(ctx, known);
+      else {
+        ctx.state.log.error({ err }, 'unhandled error');
+        ctx.status = 500;
+        ctx.body = {
+          error: 'INTERNAL_ERROR',
+          message: 'Something went wrong on our side; the request id identifies it.',
+          request_id: ctx.state.requestId,
+        };
+      }
+    }
+  };
+}
+
+function render(ctx: AppContext, err: DomainError): void {
+  ctx.status = STATUS.get(err.constructor as DomainErrorClass) ?? 500;
+  const body: Record<string, unknown> = {
+    error: err.code,
+    message: err.message,
+    request_id: ctx.state.requestId,
+  };
+  if (err instanceof ValidationError) body.details = err.details;
+  if (err instanceof RateLimitExceededError) {
+    body.retry_after_seconds = err.retryAfterSeconds;
+    ctx.set('Retry-After', String(err.retryAfterSeconds));
+  }
+  ctx.body = body;
+}
+
+/** Errors Koa and its helpers throw for bad requests (e.g. a malformed percent-escape in a path). */
+function fromHttpError(err: unknown): DomainError | undefined {
+  if (err instanceof URIError) {
+    return new ValidationError([{ field: '', message: 'malformed percent-encoding in the URL', in: 'path' }]);
+  }
+  const status = (err as { status?: unknown; expose?: unknown } | null)?.status;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
+  if (status === 413) return new PayloadTooLargeError(BODY_LIMIT_BYTES);
+  if (status === 415) return new UnsupportedMediaTypeError();
+  return new ValidationError([{ field: '', message: 'the request could not be read', in: 'body' }]);
+}

@@ -1,0 +1,18 @@
+import { randomUUID } from 'node:crypto';
+import type { AppMiddleware } from '../context.ts';
+import type { Logger } from '../../db/log.ts';
+
+/** The X-Request-Id values we echo (CONTRACT.md); anything else is replaced by a fresh id. */
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Names the request (echoing a safe client id), sets X-Request-Id, and scopes a child logger. */
+export function requestId(log: Logger): AppMiddleware {
+  return async function requestId(ctx, next) {
+    const sent = ctx.get('x-request-id');
+    const id = SAFE_REQUEST_ID.test(sent) ? sent : randomUUID();
+    ctx.state.requestId = id;
+    ctx.state.log = log.child({ request_id: id });
+    ctx.set('X-Request-Id', id);
+    await next();
+  };
+}

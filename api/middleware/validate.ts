@@ -1,0 +1,37 @@
+/**
+ * Validation: parses a route's path parameters, query and body with the route's own zod schemas.
+ * Every problem in every part is reported at once as VALIDATION_ERROR details `{field, message,
+ * in}`; on success the handler gets the parsed (typed, defaulted, stripped) values.
+ */
+import type { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { ValidationError, type FieldProblem, type InputLocation } from '../errors.ts';
+import type { Route } from '../route.ts';
+
+/** The parsed input of a request, or throws ValidationError. */
+export function validateInput(
+  route: Route,
+  ctx: AppContext,
+): { params: unknown; query: unknown; body: unknown } {
+  const problems: FieldProblem[] = [];
+  const params = parsePart(route.params, ctx.params, 'path', problems);
+  const query = parsePart(route.query, ctx.query, 'query', problems);
+  const body = parsePart(route.body, ctx.state.body, 'body', problems);
+  if (problems.length) throw new ValidationError(problems);
+  return { params, query, body };
+}
+
+function parsePart(
+  schema: z.ZodType | undefined,
+  value: unknown,
+  location: InputLocation,
+  problems: FieldProblem[],
+): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    problems.push({ field: issue.path.map(String).join('.'), message: issue.message, in: location });
+  }
+  return undefined;
+}

@@ -1,0 +1,214 @@
+/**
+ * The OpenAPI 3.0.3 document, generated from the route declarations: the same zod schemas that
+ * validate requests describe them here, so the document cannot drift from behaviour. Schemas with
+ * a `.meta({ id })` become components; every route lists its own errors plus the ones every route
+ * of its kind can answer (400 validation, 401/429 for keyed routes, 500).
+ */
+import { z } from 'zod';
+import { statusOf } from './middleware/errors.ts';
+import {
+  RateLimitExceededError,
+  UnauthenticatedError,
+  ValidationError,
+  type DomainErrorClass,
+} from './errors.ts';
+import type { Route } from './route.ts';
+import { ErrorBody } from './routes/shared.schemas.ts';
+
+type Json = Record<string, unknown>;
+
+/** Where the versioned API lives; the document's paths are relative to it. */
+export const API_PREFIX = '/api/v1';
+
+const HEADERS = {
+  'X-Request-Id': { description: 'The request id (echoed or generated).', schema: { type: 'string' } },
+  'X-RateLimit-Limit': { description: 'Requests allowed per 60-second window.', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset-Ms': {
+    description: 'Milliseconds until the oldest request in the window leaves it.',
+    schema: { type: 'integer' },
+  },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+};
+
+const InternalErrorExample = {
+  error: 'INTERNAL_ERROR',
+  message: 'Something went wrong on our side; the request id identifies it.',
+  request_id: 'b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c',
+};
+
+/** Builds the whole document from the declared routes. */
+export function buildOpenApiDocument(routes: readonly Route[], version: string): Json {
+  const components: Record<string, Json> = {};
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const route of routes) {
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, components);
+  }
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Partner Booking API',
+      version,
+      description:
+        'Find slots at sports venues, hold them, confirm bookings after taking payment, and hear about ' +
+        'every change through signed webhooks. Every keyed request counts against a 60-second sliding ' +
+        'window per API key.',
+    },
+    servers: [{ url: API_PREFIX }],
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
+      securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+      headers: HEADERS,
+    },
+  };
+}
+
+function operation(route: Route, components: Record<string, Json>): Json {
+  const op: Json = {
+    operationId: route.operationId,
+    summary: route.summary,
+    tags: [route.tag],
+    security: route.auth ? [{ ApiKey: [] }] : [],
+    responses: responses(route, components),
+  };
+  if (route.description) op.description = route.description;
+  const parameters = [
+    ...parametersOf(route.params, 'path', components),
+    ...parametersOf(route.query, 'query', components),
+  ];
+  if (parameters.length) op.parameters = parameters;
+  if (route.body) {
+    op.requestBody = {
+      required: true,
+      content: { 'application/json': { schema: toSchema(route.body, 'input', components) } },
+    };
+  }
+  return op;
+}
+
+function responses(route: Route, components: Record<string, Json>): Json {
+  const out: Json = {};
+  const headers = route.auth
+    ? {
+        'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+        'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
+        'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
+        'X-RateLimit-Reset-Ms': { $ref: '#/components/headers/X-RateLimit-Reset-Ms' },
+      }
+    : { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+  for (const [status, spec] of Object.entries(route.responses)) {
+    const response: Json = { description: spec.description, headers };
+    if (spec.schema) {
+      const media: Json = { schema: toSchema(spec.schema, 'output', components) };
+      if (spec.example !== undefined) media.example = spec.example;
+      response.content = { 'application/json': media };
+    }
+    out[status] = response;
+  }
+  const errorClasses: DomainErrorClass[] = [...(route.errors ?? [])];
+  if (route.params || route.query || route.body) errorClasses.push(ValidationError);
+  if (route.auth) errorClasses.push(UnauthenticatedError, RateLimitExceededError);
+  toSchema(ErrorBody, 'output', components);
+  const byStatus = new Map<number, DomainErrorClass[]>();
+  for (const cls of errorClasses) byStatus.set(statusOf(cls), [...(byStatus.get(statusOf(cls)) ?? []), cls]);
+  for (const [status, classes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const codes = [...new Set(classes.map((c) => c.code))];
+    out[status] = {
+      description: `Error: ${codes.join(' or ')}.`,
+      headers:
+        status === 429
+          ? { ...headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
+          : headers,
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/Error' },
+          examples: Object.fromEntries(classes.map((c) => [`${c.name}`, { value: exampleOf(c) }])),
+        },
+      },
+    };
+  }
+  out[500] = {
+    description: 'Error: INTERNAL_ERROR (nothing internal is disclosed).',
+    headers,
+    content: {
+      'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: InternalErrorExample },
+    },
+  };
+  return out;
+}
+
+function exampleOf(cls: DomainErrorClass): Json {
+  const example: Json = {
+    error: cls.code,
+    message: 'A human-readable explanation.',
+    request_id: 'b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c',
+  };
+  if (cls === ValidationError)
+    example.details = [{ field: 'venue_id', message: 'Invalid UUID', in: 'query' }];
+  if (cls === RateLimitExceededError) example.retry_after_seconds = 12;
+  return example;
+}
+
+function parametersOf(
+  schema: z.ZodType | undefined,
+  location: 'path' | 'query',
+  components: Record<string, Json>,
+) {
+  if (!schema) return [];
+  const json = toSchema(schema, 'input', components);
+  const properties = (json.properties ?? {}) as Record<string, Json>;
+  const required = new Set((json.required ?? []) as string[]);
+  return Object.entries(properties).map(([name, property]) => {
+    const { description, ...rest } = property;
+    const parameter: Json = {
+      name,
+      in: location,
+      required: location === 'path' || required.has(name),
+      schema: rest,
+    };
+    if (description) parameter.description = description;
+    return parameter;
+  });
+}
+
+/** Converts a zod schema to an OpenAPI 3.0 schema, hoisting `.meta({ id })` schemas to components. */
+function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<string, Json>): Json {
+  const json = z.toJSONSchema(schema, { target: 'openapi-3.0', io, unrepresentable: 'any' }) as Json;
+  const { definitions, ...rest } = json as Json & { definitions?: Record<string, Json> };
+  const id = z.globalRegistry.get(schema)?.id;
+  for (const [name, definition] of Object.entries(definitions ?? {}))
+    components[name] = tidy(definition) as Json;
+  if (id) {
+    components[id] = tidy(rest) as Json;
+    return { $ref: `#/components/schemas/${id}` };
+  }
+  return tidy(rest) as Json;
+}
+
+/**
+ * Rewrites zod's local refs to component refs, drops zod's schema-level `id` and `$schema`, and
+ * drops the noise of JS safe-integer bounds. Keys of a `properties` map are field names, kept as is.
+ */
+function tidy(value: unknown, isPropertyMap = false): unknown {
+  if (Array.isArray(value)) return value.map((item) => tidy(item));
+  if (!value || typeof value !== 'object') return value;
+  const out: Json = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (isPropertyMap) out[key] = tidy(inner);
+    else if (key === '$schema' || key === 'id') continue;
+    else if (key === '$ref' && typeof inner === 'string') {
+      out[key] = inner.replace('#/definitions/', '#/components/schemas/');
+    } else if (isSafeIntegerBound(key, inner)) continue;
+    else out[key] = tidy(inner, key === 'properties');
+  }
+  return out;
+}
+
+function isSafeIntegerBound(key: string, value: unknown): boolean {
+  return (
+    (key === 'minimum' && value === Number.MIN_SAFE_INTEGER) ||
+    (key === 'maximum' && value === Number.MAX_SAFE_INTEGER)
+  );
+}

@@ -1,0 +1,56 @@
+/**
+ * The single route-declaration type. A route states its method, path, schemas, responses and the
+ * domain errors it can answer once; `api/app.ts` builds the Koa route from it (validation with
+ * the same schemas) and `api/openapi.ts` builds the OpenAPI document from it.
+ */
+import type { z } from 'zod';
+import type { AppDeps } from './context.ts';
+import type { DomainErrorClass } from './errors.ts';
+
+/** A success response of a route, for the OpenAPI document. */
+export interface ResponseSpec {
+  description: string;
+  /** Absent for bodiless responses (204). */
+  schema?: z.ZodType;
+  example?: unknown;
+}
+
+/** The validated input a handler receives. `partnerId` is the caller on keyed routes, else ''. */
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  partnerId: string;
+}
+
+/** What a handler answers: a status and a JSON body (none for 204). */
+export interface RouteResult {
+  status: number;
+  body?: unknown;
+}
+
+/** One declared route. `path` is OpenAPI-style (`/partner/venues/{venueId}`) under `/api/v1`. */
+export interface Route<P = unknown, Q = unknown, B = unknown> {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  /** Also served at this path outside `/api/v1` (the spec's host-root aliases). */
+  rootAlias?: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** Whether the route needs `x-api-key` (and so counts against the key's rate limit). */
+  auth: boolean;
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  responses: Record<number, ResponseSpec>;
+  /** Domain errors the handler itself may raise; validation, auth and rate-limit errors are implied. */
+  errors?: readonly DomainErrorClass[];
+  handler(input: RouteInput<P, Q, B>, deps: AppDeps): Promise<RouteResult>;
+}
+
+/** Declares a route; the type parameters are inferred from its schemas. */
+export function defineRoute<P = undefined, Q = undefined, B = undefined>(route: Route<P, Q, B>): Route {
+  return route;
+}

@@ -1,0 +1,7 @@
+/** Every route of the API, in one list: `api/app.ts` serves them, `api/openapi.ts` documents them. */
+import type { Route } from '../route.ts';
+import { contractRoutes } from './contract.ts';
+import { healthRoutes } from './health.ts';
+import { venueRoutes } from './venues.ts';
+
+export const routes: readonly Route[] = [...healthRoutes, ...contractRoutes(() => routes), ...venueRoutes];

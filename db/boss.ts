@@ -1,0 +1,46 @@
+/**
+ * The pg-boss instance on the service's own database, and the queue definitions that `npm run
+ * migrate` creates. Jobs are enqueued through `db/jobs.ts`, inside the transaction that causes them.
+ */
+import { PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
+import type { Logger } from './log.ts';
+
+/** A queue the service uses, with the options pg-boss applies to every job in it. */
+export type QueueDefinition = Queue;
+
+/**
+ * Every queue of the service. Each job module in `workers/` names one of these; a queue is listed
+ * here (not in `workers/`) because the web process enqueues into it too.
+ */
+export const QUEUES: readonly QueueDefinition[] = [];
+
+/** Creates (does not start) a pg-boss instance; `role` decides which background duties it runs. */
+export function createBoss(
+  databaseUrl: string,
+  role: 'migrate' | 'web' | 'worker',
+  log: Logger,
+  extra: Partial<ConstructorOptions> = {},
+): PgBoss {
+  const boss = new PgBoss({
+    connectionString: databaseUrl,
+    application_name: `booking-${role}-boss`,
+    // Only `npm run migrate` changes the schema, so web and worker never race a migration.
+    migrate: role === 'migrate',
+    // Maintenance and cron are a worker's duty; web processes only send.
+    supervise: role === 'worker',
+    schedule: role === 'worker',
+    useListenNotify: role === 'worker',
+    max: role === 'worker' ? 6 : 2,
+    ...extra,
+  });
+  boss.on('error', (err) => log.error({ err }, 'pg-boss error'));
+  boss.on('warning', (warning) => log.warn({ warning }, 'pg-boss warning'));
+  return boss;
+}
+
+/** Creates every queue in QUEUES that does not exist yet (pg-boss ignores existing ones). */
+export async function ensureQueues(boss: PgBoss): Promise<void> {
+  for (const { name, ...options } of QUEUES) {
+    if (!(await boss.getQueue(name))) await boss.createQueue(name, options);
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The operator CLI: `npm run --silent ops -- <command> [--flag value]...`. On success it prints
+ * exactly one JSON object on stdout and exits 0; on failure one line on stderr, exit 1 (2 for a
+ * usage error), and nothing changed: flags are validated first and each command is one transaction.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfigOrExit, requireDatabaseUrl } from '../config.ts';
+import { createDb } from '../knex.ts';
+import { CommandError, type Command } from './command.ts';
+import { demoSeedCommand } from './demo-seed.ts';
+import { partnerCommands } from './partner-commands.ts';
+import { venueCommands } from './venue-commands.ts';
+
+/** Every operator command. */
+export const COMMANDS: readonly Command[] = [...partnerCommands, ...venueCommands, demoSeedCommand];
+
+class UsageError extends Error {}
+
+/** Finds the command and validates its flags; throws UsageError with a one-line reason. */
+export function parseCommandLine(argv: string[]): { command: Command; flags: Record<string, unknown> } {
+  const [name, ...rest] = argv;
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    throw new UsageError(
+      `${name ? `unknown command "${name}"` : 'no command given'}; commands: ${COMMANDS.map((c) => c.name).join(', ')}`,
+    );
+  }
+  let values: Record<string, unknown>;
+  try {
+    const options = Object.fromEntries(
+      Object.keys(command.flags.shape).map((flag) => [flag, { type: 'string' as const }]),
+    );
+    ({ values } = parseArgs({ args: rest, options, strict: true, allowPositionals: false }));
+  } catch (err) {
+    throw new UsageError(
+      `${command.name}: ${(err as Error).message}; usage: ${command.name} ${command.usage}`,
+    );
+  }
+  const parsed = command.flags.safeParse(values);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const flag = issue.path.length ? `--${issue.path.map(String).join('.')}` : 'flags';
+    const message =
+      issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
+    throw new UsageError(`${command.name}: ${flag} ${message}; usage: ${command.name} ${command.usage}`);
+  }
+  return { command, flags: parsed.data };
+}
+
+async function main(): Promise<void> {
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const config = loadConfigOrExit();
+  const db = createDb(requireDatabaseUrl(config), { poolMax: 1, applicationName: 'booking-ops' });
+  try {
+    const output = await db.transaction((trx) => parsed.command.run(trx, parsed.flags));
+    process.stdout.write(`${JSON.stringify(output)}\n`);
+  } catch (err) {
+    const reason = err instanceof CommandError ? err.message : `failed: ${(err as Error).message}`;
+    process.stderr.write(`${parsed.command.name}: ${reason}\n`);
+    process.exitCode = 1;
+  } finally {
+    await db.destroy();
+  }
+}
+
+if (import.meta.main) await main();

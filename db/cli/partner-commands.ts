@@ -1,0 +1,64 @@
+/** Partners and their API keys: partner:create, partner:rate-limit, key:replace, key:revoke. */
+import { z } from 'zod';
+import { generateApiKey, hashApiKey } from '../api-key.ts';
+import type { Knex } from '../knex.ts';
+import * as apiKeys from '../queries/api-keys.ts';
+import * as partners from '../queries/partners.ts';
+import { CommandError, defineCommand, id, isoDateTime, mustExist, text, wholeNumber } from './command.ts';
+
+/** The default requests per 60-second window (the spec's Limits). */
+export const DEFAULT_RATE_LIMIT = 60;
+const rateLimit = wholeNumber(1, 1_000_000);
+
+/** Issues a new key for a partner; the plain key exists only in the return value. */
+export async function issueKey(trx: Knex, partnerId: string, expiresAt: Date | null = null): Promise<string> {
+  const key = generateApiKey();
+  await apiKeys.insert(trx, { partnerId, keyHash: hashApiKey(key), expiresAt });
+  return key;
+}
+
+export const partnerCommands = [
+  defineCommand({
+    name: 'partner:create',
+    usage: '--name S [--rate-limit N]',
+    flags: z.strictObject({ name: text(200), 'rate-limit': rateLimit.optional() }),
+    async run(trx, flags) {
+      const partnerId = await partners.insert(trx, {
+        name: flags.name,
+        rateLimit: flags['rate-limit'] ?? DEFAULT_RATE_LIMIT,
+      });
+      return { partner_id: partnerId, api_key: await issueKey(trx, partnerId) };
+    },
+  }),
+  defineCommand({
+    name: 'partner:rate-limit',
+    usage: '--partner ID --limit N',
+    flags: z.strictObject({ partner: id, limit: rateLimit }),
+    async run(trx, flags) {
+      mustExist(await partners.setRateLimit(trx, flags.partner, flags.limit), 'partner', flags.partner);
+      return { partner_id: flags.partner, rate_limit: flags.limit };
+    },
+  }),
+  defineCommand({
+    name: 'key:replace',
+    usage: '--partner ID [--expires-at ISO]',
+    flags: z.strictObject({ partner: id, 'expires-at': isoDateTime.optional() }),
+    async run(trx, flags) {
+      mustExist(await partners.exists(trx, flags.partner), 'partner', flags.partner);
+      const expiresAt = flags['expires-at'] ?? null;
+      if (expiresAt && expiresAt.getTime() <= Date.now())
+        throw new CommandError('--expires-at must be in the future');
+      await apiKeys.revokeAll(trx, flags.partner);
+      return { partner_id: flags.partner, api_key: await issueKey(trx, flags.partner, expiresAt) };
+    },
+  }),
+  defineCommand({
+    name: 'key:revoke',
+    usage: '--partner ID',
+    flags: z.strictObject({ partner: id }),
+    async run(trx, flags) {
+      mustExist(await partners.exists(trx, flags.partner), 'partner', flags.partner);
+      return { partner_id: flags.partner, revoked: await apiKeys.revokeAll(trx, flags.partner) };
+    },
+  }),
+];

@@ -1,0 +1,88 @@
+/**
+ * The service's configuration, parsed from the environment once with zod. This is the only module
+ * that reads `process.env`; every process entry point calls `loadConfigOrExit()` and passes the
+ * frozen result down. The variables and defaults are fixed by CONTRACT.md.
+ */
+import { z } from 'zod';
+
+const SERVICE_ENVS = ['local', 'sandbox', 'production'] as const;
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+const booleanText = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const retryDelays = z
+  .string()
+  .regex(/^\d+(,\d+)*$/, 'must be comma-separated whole seconds, e.g. 300,900,1800,3600')
+  .transform((v) => v.split(',').map(Number))
+  .refine((delays) => delays.length === 4, 'must list exactly 4 delays (before attempts 2, 3, 4 and 5)');
+
+const EnvSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  SERVICE_ENV: z.enum(SERVICE_ENVS).default('local'),
+  WEBHOOK_RETRY_DELAYS: retryDelays.default([300, 900, 1800, 3600]),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanText.optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+});
+
+/** The parsed, typed configuration every process runs with. */
+export interface Config {
+  readonly databaseUrl: string | undefined;
+  readonly port: number;
+  readonly serviceEnv: (typeof SERVICE_ENVS)[number];
+  /** `/health` reports `sandbox: false` only in production. */
+  readonly sandbox: boolean;
+  /** Seconds to wait before delivery attempts 2, 3, 4 and 5. */
+  readonly webhookRetryDelays: readonly number[];
+  readonly webhookTimeoutMs: number;
+  readonly webhookAllowPrivateTargets: boolean;
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+}
+
+/** A configuration value that cannot be used; `message` names the variable. */
+export class ConfigError extends Error {}
+
+/** Parses `env` into a frozen Config, or throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // An empty variable is treated as unset, as shells and Procfile runners often export them so.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue?.path[0] ?? 'environment');
+    throw new ConfigError(`invalid configuration: ${name} ${issue?.message ?? 'is invalid'}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    databaseUrl: e.DATABASE_URL,
+    port: e.PORT,
+    serviceEnv: e.SERVICE_ENV,
+    sandbox: e.SERVICE_ENV !== 'production',
+    webhookRetryDelays: Object.freeze(e.WEBHOOK_RETRY_DELAYS),
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? e.SERVICE_ENV === 'local',
+    logLevel: e.LOG_LEVEL,
+  });
+}
+
+/** For entry points: the configuration, or one clear line on stderr and exit code 1. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+}
+
+/** For processes that cannot run without a database (web, worker, migrate, ops). */
+export function requireDatabaseUrl(config: Config): string {
+  if (config.databaseUrl) return config.databaseUrl;
+  process.stderr.write('invalid configuration: DATABASE_URL is required for this command\n');
+  process.exit(1);
+}

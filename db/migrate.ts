@@ -1,0 +1,59 @@
+/**
+ * `npm run migrate`: knex migrations, then the pg-boss schema and queues. Two migrate processes
+ * may start at once (a release phase and a laptop, two deploys): a session advisory lock makes
+ * the second wait for the first and then find nothing left to do, instead of failing on knex's
+ * migration lock or racing pg-boss's installer.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { createBoss, ensureQueues } from './boss.ts';
+import { loadConfigOrExit, requireDatabaseUrl } from './config.ts';
+import { createDb } from './knex.ts';
+import { createLogger, type Logger } from './log.ts';
+
+/** Arbitrary constant naming the migration advisory lock (the ASCII of "booking!"). */
+const MIGRATION_LOCK_KEY = '7165064483209717537';
+
+/** Where knex finds the migrations, for `migrate.latest()` and `migrate.rollback()`. */
+export const MIGRATIONS = {
+  directory: path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations'),
+  loadExtensions: ['.ts'],
+};
+
+/** Brings the database at `databaseUrl` to the latest schema, knex and pg-boss alike. */
+export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
+  const lock = new pg.Client({ connectionString: databaseUrl, application_name: 'booking-migrate' });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const db = createDb(databaseUrl, { poolMax: 2, applicationName: 'booking-migrate', log });
+    try {
+      const [, applied] = (await db.migrate.latest(MIGRATIONS)) as [number, string[]];
+      if (applied.length) log.info({ applied }, 'migrations applied');
+    } finally {
+      await db.destroy();
+    }
+    const boss = createBoss(databaseUrl, 'migrate', log);
+    await boss.start();
+    try {
+      await ensureQueues(boss);
+    } finally {
+      await boss.stop({ graceful: false });
+    }
+  } finally {
+    await lock.end();
+  }
+}
+
+if (import.meta.main) {
+  const config = loadConfigOrExit();
+  const log = createLogger(config.logLevel);
+  try {
+    await migrate(requireDatabaseUrl(config), log);
+    log.info('database is up to date');
+  } catch (err) {
+    log.fatal({ err }, 'migration failed');
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,57 @@
+/** Queries on `api_keys` and the rate-limit window that every keyed request passes through. */
+import { insertReturningId, type Knex } from '../knex.ts';
+
+/** Stores a key hash for a partner and returns the key's id. */
+export async function insert(
+  db: Knex,
+  key: { partnerId: string; keyHash: string; expiresAt: Date | null },
+): Promise<string> {
+  return insertReturningId(db, 'api_keys', {
+    partner_id: key.partnerId,
+    key_hash: key.keyHash,
+    expires_at: key.expiresAt,
+  });
+}
+
+/** Revokes every live key of a partner except `keepId`; returns how many were revoked. */
+export async function revokeAll(db: Knex, partnerId: string, keepId?: string): Promise<number> {
+  const query = db('api_keys').where({ partner_id: partnerId }).whereNull('revoked_at');
+  if (keepId) void query.whereNot({ id: keepId });
+  return query.update({ revoked_at: db.fn.now() });
+}
+
+/** A keyed request that was authenticated, with the verdict of its rate limit. */
+export interface AuthenticatedRequest {
+  partnerId: string;
+  limit: number;
+  allowed: boolean;
+  remaining: number;
+  resetMs: number;
+}
+
+/**
+ * Resolves a key hash to its partner and takes one token from the key's rate-limit window, in one
+ * statement (one round trip per request). Undefined for unknown, revoked or expired keys, which
+ * are not counted against any window.
+ */
+export async function authenticate(db: Knex, keyHash: string): Promise<AuthenticatedRequest | undefined> {
+  const { rows } = await db.raw<{
+    rows: { partner_id: string; rate_limit: number; allowed: boolean; remaining: number; reset_ms: number }[];
+  }>(
+    `select k.partner_id, p.rate_limit, t.allowed, t.remaining, t.reset_ms
+       from api_keys k
+       join partners p on p.id = k.partner_id
+      cross join lateral take_rate_limit_token(k.id, p.rate_limit) t
+      where k.key_hash = ? and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())`,
+    [keyHash],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    partnerId: row.partner_id,
+    limit: row.rate_limit,
+    allowed: row.allowed,
+    remaining: row.remaining,
+    resetMs: row.reset_ms,
+  };
+}

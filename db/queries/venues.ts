@@ -1,0 +1,77 @@
+/** Queries on `venues`. */
+import { insertReturningId, type Knex } from '../knex.ts';
+
+/** The lifecycle of a venue: paused venues show but take no holds; archived ones are invisible. */
+export const VENUE_STATUSES = ['active', 'paused', 'archived'] as const;
+export type VenueStatus = (typeof VENUE_STATUSES)[number];
+
+/** A row of `venues`. */
+export interface VenueRow {
+  id: string;
+  name: string;
+  address: string;
+  city: string;
+  timezone: string;
+  hold_seconds: number;
+  min_lead_minutes: number;
+  max_advance_days: number;
+  status: VenueStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The operator-set fields of a new venue. */
+export interface NewVenue {
+  name: string;
+  address: string;
+  city: string;
+  timezone: string;
+  holdSeconds: number;
+  minLeadMinutes: number;
+  maxAdvanceDays: number;
+}
+
+/** Creates a venue and returns its id. */
+export async function insert(db: Knex, venue: NewVenue): Promise<string> {
+  return insertReturningId(db, 'venues', {
+    name: venue.name,
+    address: venue.address,
+    city: venue.city,
+    timezone: venue.timezone,
+    hold_seconds: venue.holdSeconds,
+    min_lead_minutes: venue.minLeadMinutes,
+    max_advance_days: venue.maxAdvanceDays,
+  });
+}
+
+/** Sets a venue's status; false when the venue does not exist. */
+export async function setStatus(db: Knex, venueId: string, status: VenueStatus): Promise<boolean> {
+  return (await db('venues').where({ id: venueId }).update({ status, updated_at: db.fn.now() })) > 0;
+}
+
+/** Whether a venue exists (in any status). */
+export async function exists(db: Knex, venueId: string): Promise<boolean> {
+  return Boolean(await db('venues').where({ id: venueId }).first('id'));
+}
+
+/** Venues a partner may see: granted to it and not archived, by name. */
+export function listVisible(db: Knex, partnerId: string): Promise<VenueRow[]> {
+  return visible(db, partnerId).orderBy([{ column: 'v.name' }, { column: 'v.id' }]);
+}
+
+/** One venue if the partner may see it. */
+export async function findVisible(
+  db: Knex,
+  partnerId: string,
+  venueId: string,
+): Promise<VenueRow | undefined> {
+  return (await visible(db, partnerId).where('v.id', venueId).first()) as VenueRow | undefined;
+}
+
+function visible(db: Knex, partnerId: string) {
+  return db<VenueRow>({ v: 'venues' })
+    .select('v.*')
+    .join({ g: 'venue_grants' }, 'g.venue_id', 'v.id')
+    .where('g.partner_id', partnerId)
+    .whereNot('v.status', 'archived');
+}

@@ -1,0 +1,64 @@
+/**
+ * `npm start`: everything in one process for a laptop — an embedded PostgreSQL when DATABASE_URL
+ * is unset, migrations, demo data on a database with no partners (the key is printed once), the
+ * web API and all workers. This is the one module that imports both edges, `api/` and `workers/`.
+ */
+import { startWeb } from './api/main.ts';
+import { ensureDatabase, withDatabase } from './db/database-url.ts';
+import { loadConfigOrExit } from './db/config.ts';
+import { seedDemo } from './db/cli/demo-seed.ts';
+import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.ts';
+import { createDb } from './db/knex.ts';
+import { createLogger, type Logger } from './db/log.ts';
+import { migrate } from './db/migrate.ts';
+import * as partners from './db/queries/partners.ts';
+import { onShutdownSignal } from './db/shutdown.ts';
+import { startWorkers } from './workers/main.ts';
+
+const config = loadConfigOrExit();
+const log = createLogger(config.logLevel);
+
+let embedded: EmbeddedServer | undefined;
+let databaseUrl = config.databaseUrl;
+if (!databaseUrl) {
+  embedded = await startEmbeddedPostgres('pg', log);
+  await ensureDatabase(embedded.adminUrl, 'booking');
+  databaseUrl = withDatabase(embedded.adminUrl, 'booking');
+  log.info({ data: '.data/pg' }, 'embedded PostgreSQL started');
+}
+
+await migrate(databaseUrl, log);
+await seedIfEmpty(databaseUrl, log);
+const web = await startWeb(config, databaseUrl, log);
+const workers = await startWorkers(config, databaseUrl, log);
+
+onShutdownSignal(log, async () => {
+  await web.stop();
+  await workers.stop();
+  await embedded?.stop();
+});
+
+async function seedIfEmpty(url: string, logger: Logger): Promise<void> {
+  const db = createDb(url, { poolMax: 1, applicationName: 'booking-start' });
+  try {
+    const seed = await db.transaction(async (trx) => {
+      // Two `npm start`s on one empty database must not both seed.
+      await trx.raw('lock table partners in share row exclusive mode');
+      return (await partners.noneExist(trx)) ? seedDemo(trx) : undefined;
+    });
+    if (!seed) return;
+    logger.info({ partner_id: seed.partner_id, venue_id: seed.venue_id }, 'demo data seeded');
+    process.stdout.write(
+      [
+        '',
+        'Demo data seeded. The demo API key is shown this once:',
+        `  x-api-key: ${seed.api_key}`,
+        `  partner ${seed.partner_id}, venue ${seed.venue_id}`,
+        `  try: curl -H 'x-api-key: ${seed.api_key}' http://localhost:${config.port}/api/v1/partner/venues`,
+        '',
+      ].join('\n') + '\n',
+    );
+  } finally {
+    await db.destroy();
+  }
+}

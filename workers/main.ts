@@ -1,0 +1,62 @@
+/**
+ * `npm run worker`: pg-boss workers only (Procfile `worker`). Registers every job in
+ * `workers/registry.ts`. On SIGTERM it stops fetching, lets active jobs finish (pg-boss's graceful
+ * stop), then closes its pool, so no job is lost or left half-done; anything cut off is retried.
+ */
+import type { Job } from 'pg-boss';
+import { createBoss } from '../db/boss.ts';
+import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/config.ts';
+import { createDb } from '../db/knex.ts';
+import { createLogger, type Logger } from '../db/log.ts';
+import { onShutdownSignal } from '../db/shutdown.ts';
+import { jobs, type JobDeps, type JobModule } from './registry.ts';
+
+/** How long active jobs get to finish after SIGTERM. */
+const STOP_TIMEOUT_MS = 30_000;
+
+/** Running workers and how to stop them gracefully. */
+export interface Workers {
+  stop(): Promise<void>;
+}
+
+/** Starts pg-boss and one worker per registered job. */
+export async function startWorkers(
+  _config: Config,
+  databaseUrl: string,
+  log: Logger,
+  modules: readonly JobModule[] = jobs,
+): Promise<Workers> {
+  const db = createDb(databaseUrl, { poolMax: 6, applicationName: 'booking-worker', log });
+  const boss = createBoss(databaseUrl, 'worker', log);
+  await boss.start();
+  for (const module of modules) {
+    await boss.work(
+      module.name,
+      { batchSize: module.batchSize, pollingIntervalSeconds: module.pollingIntervalSeconds },
+      (batch: Job<unknown>[]) => runBatch(module, batch, { db, log }),
+    );
+  }
+  log.info({ jobs: modules.map((m) => m.name) }, 'workers started');
+  return {
+    async stop() {
+      await boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS });
+      await db.destroy();
+      log.info('workers stopped');
+    },
+  };
+}
+
+/** Runs a batch one job at a time; a throw fails the batch's unfinished jobs for pg-boss to retry. */
+async function runBatch(module: JobModule, batch: Job<unknown>[], deps: JobDeps): Promise<void> {
+  for (const job of batch) {
+    const log = deps.log.child({ job: module.name, job_id: job.id });
+    await module.handle(module.payload.parse(job.data), { ...deps, log }, job);
+  }
+}
+
+if (import.meta.main) {
+  const config = loadConfigOrExit();
+  const log = createLogger(config.logLevel);
+  const workers = await startWorkers(config, requireDatabaseUrl(config), log);
+  onShutdownSignal(log, () => workers.stop());
+}

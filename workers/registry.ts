@@ -1,0 +1,28 @@
+/**
+ * The one list of job modules. A job module names its queue (declared in `db/boss.ts`), parses its
+ * payload first, and is idempotent, because pg-boss delivers at least once.
+ */
+import type { Job } from 'pg-boss';
+import type { z } from 'zod';
+import type { Knex } from '../db/knex.ts';
+import type { Logger } from '../db/log.ts';
+
+/** What a job handler may use. */
+export interface JobDeps {
+  db: Knex;
+  log: Logger;
+}
+
+/** One kind of job. */
+export interface JobModule<P = unknown> {
+  name: string;
+  payload: z.ZodType<P>;
+  /** How many jobs one fetch takes (DESIGN.md: batches of 10 or more drain thousands per second). */
+  batchSize: number;
+  /** Seconds between polls; only scheduled (`startAfter`) jobs rely on polling. */
+  pollingIntervalSeconds: number;
+  handle(payload: P, deps: JobDeps, job: Job<unknown>): Promise<void>;
+}
+
+/** Every job the worker runs. Features add their modules here. */
+export const jobs: readonly JobModule[] = [];
