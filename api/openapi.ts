@@ -176,15 +176,13 @@ function parametersOf(
 /** Converts a zod schema to an OpenAPI 3.0 schema, hoisting `.meta({ id })` schemas to components. */
 function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<string, Json>): Json {
   const json = z.toJSONSchema(schema, { target: 'openapi-3.0', io, unrepresentable: 'any' }) as Json;
-  const { definitions, ...rest } = json as Json & { definitions?: Record<string, Json> };
-  const id = z.globalRegistry.get(schema)?.id;
+  const { definitions, ...root } = json as Json & { definitions?: Record<string, Json> };
   for (const [name, definition] of Object.entries(definitions ?? {}))
     components[name] = tidy(definition) as Json;
-  if (id) {
-    components[id] = tidy(rest) as Json;
-    return { $ref: `#/components/schemas/${id}` };
-  }
-  return tidy(rest) as Json;
+  // A schema with an id comes back as a $ref to its own definition, already hoisted above.
+  const id = z.globalRegistry.get(schema)?.id;
+  if (id && !root.$ref) components[id] = tidy(root) as Json;
+  return id ? { $ref: `#/components/schemas/${id}` } : (tidy(root) as Json);
 }
 
 /**

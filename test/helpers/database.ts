@@ -1,0 +1,76 @@
+/**
+ * One database per test file, cloned from the migrated template that `test/run.ts` built. Call
+ * `useTestDatabase(test)` at the top of a file; the database is dropped when the file is done
+ * (kept, and its name printed, when KEEP_TEST_DB=1 and a test failed).
+ */
+import type { TestFn } from 'ava';
+import { randomBytes } from 'node:crypto';
+import { loadConfig, type Config } from '../../db/config.ts';
+import { dropDatabase, ensureDatabase, withDatabase } from '../../db/database-url.ts';
+import { createDb, type Knex } from '../../db/knex.ts';
+import { createLogger, type Logger } from '../../db/log.ts';
+
+/** What every test file gets: its database, a pool on it, and a quiet logger. */
+export interface TestDatabase {
+  name: string;
+  url: string;
+  adminUrl: string;
+  db: Knex;
+  log: Logger;
+  config: Config;
+}
+
+function env(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is unset: run the tests with npm test`);
+  return value;
+}
+
+/** A config for tests: local service, quiet logs (TEST_LOG_LEVEL to see them). */
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    SERVICE_ENV: 'local',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...overrides,
+  });
+}
+
+/** Creates a fresh database from the template. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = env('TEST_ADMIN_URL');
+  const name = `bt_${randomBytes(6).toString('hex')}`;
+  await ensureDatabase(adminUrl, name, env('TEST_TEMPLATE_DB'));
+  const url = withDatabase(adminUrl, name);
+  const config = testConfig({ DATABASE_URL: url });
+  const log = createLogger(config.logLevel);
+  return { name, url, adminUrl, db: createDb(url, { poolMax: 10, log }), log, config };
+}
+
+/** The file's database: call it inside tests; await `.ready()` inside other `before` hooks. */
+export interface DatabaseHandle {
+  (): TestDatabase;
+  ready(): Promise<TestDatabase>;
+}
+
+/** Gives the test file its own database, created before its tests and dropped after them. */
+export function useTestDatabase<C>(test: TestFn<C>): DatabaseHandle {
+  let database: TestDatabase | undefined;
+  let creating: Promise<TestDatabase> | undefined;
+  let failed = false;
+  const ready = () => (creating ??= createTestDatabase().then((d) => (database = d)));
+  test.before(ready);
+  test.afterEach.always((t) => {
+    if (!t.passed) failed = true;
+  });
+  test.after.always(async () => {
+    if (!database) return;
+    await database.db.destroy();
+    if (failed && process.env.KEEP_TEST_DB === '1') console.log(`kept test database ${database.name}`);
+    else await dropDatabase(database.adminUrl, database.name);
+  });
+  const handle = () => {
+    if (!database) throw new Error('the test database is not ready (await database.ready() in hooks)');
+    return database;
+  };
+  return Object.assign(handle, { ready });
+}
