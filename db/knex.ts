@@ -23,20 +23,27 @@ export interface DbOptions {
 
 /** Creates a knex instance on `databaseUrl`; the caller destroys it on shutdown. */
 export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
-  const db = knexFactory({
+  const log = options.log;
+  return knexFactory({
     client: 'pg',
+    // knex's own messages (pool acquire failures, deprecations) go to our logger, not the console.
+    log: {
+      warn: (message: unknown) => log?.warn({ knex: String(message) }, 'knex warning'),
+      error: (message: unknown) => log?.error({ knex: String(message) }, 'knex error'),
+      deprecate: (message: unknown) => log?.warn({ knex: String(message) }, 'knex deprecation'),
+      debug: () => undefined,
+    },
     connection: { connectionString: databaseUrl, application_name: options.applicationName ?? 'booking' },
     pool: {
       min: 0,
       max: options.poolMax ?? 10,
       // A connection that dies while idle (server restart, network cut) must not crash the process.
       afterCreate(conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) {
-        conn.on('error', (err) => options.log?.warn({ err: err.message }, 'database connection error'));
+        conn.on('error', (err) => log?.warn({ err: err.message }, 'database connection error'));
         done(null, conn);
       },
     },
   });
-  return db;
 }
 
 /** Inserts one row into `table` and returns the id PostgreSQL gave it. */

@@ -57,6 +57,8 @@ async function runBatch(module: JobModule, batch: Job<unknown>[], deps: JobDeps)
 if (import.meta.main) {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
-  const workers = await startWorkers(config, requireDatabaseUrl(config), log);
-  onShutdownSignal(log, () => workers.stop());
+  // Listen for signals before starting, so a SIGTERM during start-up still stops gracefully.
+  const workers = startWorkers(config, requireDatabaseUrl(config), log);
+  onShutdownSignal(log, async () => (await workers).stop());
+  await workers;
 }

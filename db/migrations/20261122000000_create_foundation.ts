@@ -79,51 +79,63 @@ export async function up(knex: Knex): Promise<void> {
   `);
 
   await knex.raw(`
-    -- The sliding window of one API key: every admitted request inside the last 60 seconds is a
-    -- row of rate_limit_hits; rate_limit_windows counts them and is the lock that serialises the
-    -- requests of one key across every web process.
-    create table rate_limit_windows (
-      api_key_id uuid primary key references api_keys (id) on delete cascade,
-      hits_in_window integer not null default 0
+    -- The exact sliding window of one API key. Every admitted request of the last 60 seconds is a
+    -- row of rate_limit_hits, numbered in admission order; rate_limit_windows holds the number of
+    -- the oldest live hit (head_seq) and of the next one (next_seq), and its row is the lock that
+    -- serialises the requests of one key across every web process. Every statement is a primary-
+    -- key lookup, so the cost per request stays flat however large the window or the table.
+    -- Both tables are UNLOGGED: the bookkeeping commits without waiting for a WAL flush, at the
+    -- price that a database crash empties the windows (every key starts afresh). They have no
+    -- foreign keys on purpose: each check would lock the api_keys row FOR KEY SHARE on every
+    -- request, turning the hottest read of the service into a write. Keys are never deleted.
+    create unlogged table rate_limit_windows (
+      api_key_id uuid primary key,
+      head_seq bigint not null default 0,
+      next_seq bigint not null default 0
     );
-    create table rate_limit_hits (
-      api_key_id uuid not null references api_keys (id) on delete cascade,
-      hit_at timestamptz not null
+    create unlogged table rate_limit_hits (
+      api_key_id uuid not null,
+      seq bigint not null,
+      hit_at timestamptz not null,
+      primary key (api_key_id, seq)
     );
-    create index rate_limit_hits_key_time_idx on rate_limit_hits (api_key_id, hit_at);
 
-    -- Admits or refuses one request of a key, exactly: a request is admitted when fewer than
-    -- p_limit admitted requests lie in the 60 seconds before it. Amortised O(1): each hit row is
-    -- inserted once and deleted once, so a large limit costs no more per request than a small one.
+    -- Admits or refuses one request of a key, exactly: admitted when fewer than p_limit admitted
+    -- requests lie in the 60 seconds before it. Refused requests are not recorded. Amortised O(1):
+    -- each hit is inserted once and deleted once.
     create function take_rate_limit_token(
       p_api_key_id uuid, p_limit integer,
       out allowed boolean, out remaining integer, out reset_ms bigint
     ) language plpgsql as $$
     declare
-      v_count integer;
-      v_expired integer;
+      v_head bigint;
+      v_next bigint;
       v_now timestamptz;
       v_oldest timestamptz;
     begin
-      insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
-      select hits_in_window into v_count from rate_limit_windows
+      select head_seq, next_seq into v_head, v_next from rate_limit_windows
         where api_key_id = p_api_key_id for update;
+      if not found then
+        insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
+        select head_seq, next_seq into v_head, v_next from rate_limit_windows
+          where api_key_id = p_api_key_id for update;
+      end if;
       -- Read the clock only once the lock is held, so hit times follow the order of admission.
       v_now := clock_timestamp();
-      with gone as (
+      while v_head < v_next loop
         delete from rate_limit_hits
-        where api_key_id = p_api_key_id and hit_at <= v_now - interval '60 seconds'
-        returning 1
-      ) select count(*) into v_expired from gone;
-      v_count := v_count - v_expired;
-      allowed := v_count < p_limit;
+          where api_key_id = p_api_key_id and seq = v_head and hit_at <= v_now - interval '60 seconds';
+        exit when not found;
+        v_head := v_head + 1;
+      end loop;
+      allowed := v_next - v_head < p_limit;
       if allowed then
-        insert into rate_limit_hits (api_key_id, hit_at) values (p_api_key_id, v_now);
-        v_count := v_count + 1;
+        insert into rate_limit_hits (api_key_id, seq, hit_at) values (p_api_key_id, v_next, v_now);
+        v_next := v_next + 1;
       end if;
-      update rate_limit_windows set hits_in_window = v_count where api_key_id = p_api_key_id;
-      remaining := greatest(p_limit - v_count, 0);
-      select min(hit_at) into v_oldest from rate_limit_hits where api_key_id = p_api_key_id;
+      update rate_limit_windows set head_seq = v_head, next_seq = v_next where api_key_id = p_api_key_id;
+      remaining := greatest(p_limit - (v_next - v_head), 0);
+      select hit_at into v_oldest from rate_limit_hits where api_key_id = p_api_key_id and seq = v_head;
       reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
     end
     $$;

@@ -1,0 +1,110 @@
+/**
+ * The OpenAPI document is part of the product: it must be valid OpenAPI 3.0.3 (checked by a real
+ * validator), served identically at both addresses, and describe every route that exists with its
+ * security, errors and examples.
+ */
+import SwaggerParser from '@apidevtools/swagger-parser';
+import test from 'ava';
+import { API_PREFIX } from '../../api/openapi.ts';
+import { routes } from '../../api/routes/index.ts';
+import { useTestDatabase } from '../helpers/database.ts';
+import { call, startApp, type TestServer } from '../helpers/http.ts';
+
+const database = useTestDatabase(test);
+let server: TestServer;
+test.before(async () => {
+  server = await startApp(await database.ready());
+});
+test.after.always(() => server?.close());
+
+type Json = Record<string, any>;
+
+async function fetchDocument(): Promise<Json> {
+  const res = await call(server, 'GET', `${API_PREFIX}/openapi.json`);
+  return res.body as Json;
+}
+
+test('both addresses serve the same OpenAPI 3.0.3 document, without a key', async (t) => {
+  const versioned = await call(server, 'GET', '/api/v1/openapi.json');
+  const alias = await call(server, 'GET', '/openapi.json');
+  t.is(versioned.status, 200);
+  t.is(versioned.body.openapi, '3.0.3');
+  t.deepEqual(alias.body, versioned.body);
+});
+
+test('the document validates against the OpenAPI 3.0 schema', async (t) => {
+  const doc = await fetchDocument();
+  await t.notThrowsAsync(() => SwaggerParser.validate(structuredClone(doc) as never));
+});
+
+test('every declared route is documented with its method, and nothing else is', async (t) => {
+  const doc = await fetchDocument();
+  const documented = Object.entries(doc.paths as Json).flatMap(([path, ops]) =>
+    Object.keys(ops as Json).map((method) => `${method.toUpperCase()} ${path}`),
+  );
+  t.deepEqual(documented.sort(), routes.map((r) => `${r.method} ${r.path}`).sort());
+  t.deepEqual(doc.servers, [{ url: '/api/v1' }]);
+});
+
+test('keyed operations declare the api key and their 401, 429 and 500; open ones declare no security', async (t) => {
+  const doc = await fetchDocument();
+  t.deepEqual(doc.components.securitySchemes.ApiKey, { type: 'apiKey', in: 'header', name: 'x-api-key' });
+  for (const route of routes) {
+    const op = doc.paths[route.path][route.method.toLowerCase()];
+    const where = `${route.method} ${route.path}`;
+    t.truthy(op.operationId, where);
+    t.truthy(op.summary, where);
+    t.truthy(op.responses['500'], `${where} documents 500`);
+    if (route.auth) {
+      t.deepEqual(op.security, [{ ApiKey: [] }], where);
+      t.truthy(op.responses['401'], `${where} documents 401`);
+      t.truthy(op.responses['429'].headers['Retry-After'], `${where} documents 429 with Retry-After`);
+      t.truthy(op.responses['200'].headers['X-RateLimit-Remaining'], `${where} documents rate-limit headers`);
+    } else {
+      t.deepEqual(op.security, [], where);
+    }
+    if (route.params || route.query || route.body) t.truthy(op.responses['400'], `${where} documents 400`);
+  }
+});
+
+test('every error response has the Error schema and an example per error code', async (t) => {
+  const doc = await fetchDocument();
+  const error = doc.components.schemas.Error;
+  t.deepEqual(error.required.sort(), ['error', 'message']);
+  for (const route of routes) {
+    const op = doc.paths[route.path][route.method.toLowerCase()];
+    for (const [status, response] of Object.entries(op.responses as Json)) {
+      // Declared responses (e.g. health's 503, which keeps the Health shape) are not errors.
+      if (Number(status) < 400 || route.responses[Number(status)]) continue;
+      const media = response.content['application/json'];
+      t.deepEqual(
+        media.schema,
+        { $ref: '#/components/schemas/Error' },
+        `${route.method} ${route.path} ${status}`,
+      );
+      const examples = media.examples
+        ? Object.values(media.examples as Record<string, { value: Json }>).map((e) => e.value)
+        : [media.example];
+      t.true(examples.length > 0);
+      for (const example of examples) t.is(typeof example.error, 'string');
+    }
+  }
+});
+
+test('path parameters are required and typed; success responses carry examples', async (t) => {
+  const doc = await fetchDocument();
+  const op = doc.paths['/partner/venues/{venueId}'].get;
+  t.deepEqual(op.parameters, [
+    {
+      name: 'venueId',
+      in: 'path',
+      required: true,
+      schema: { type: 'string', format: 'uuid', pattern: op.parameters[0].schema.pattern },
+    },
+  ]);
+  t.truthy(op.responses['200'].content['application/json'].example);
+  t.is(
+    op.responses['404'].content['application/json'].examples.VenueNotFoundError.value.error,
+    'VENUE_NOT_FOUND',
+  );
+});

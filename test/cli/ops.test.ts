@@ -1,0 +1,396 @@
+/**
+ * The operator CLI, run as operators run it: a child process with DATABASE_URL, one JSON object on
+ * stdout on success, a one-line reason on stderr and a non-zero exit on failure with nothing changed.
+ * Serial, because "nothing changed" is checked by counting rows.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { useTestDatabase } from '../helpers/database.ts';
+import { call, startApp, type TestServer } from '../helpers/http.ts';
+
+const database = useTestDatabase(test);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const run = promisify(execFile);
+
+interface OpsResult {
+  code: number;
+  json: Record<string, any>;
+  stdout: string;
+  stderr: string;
+}
+
+async function ops(...args: string[]): Promise<OpsResult> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['db/cli/main.ts', ...args], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: database().url },
+    });
+    return { code: 0, json: JSON.parse(stdout) as Record<string, any>, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, json: {}, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+async function counts(): Promise<Record<string, number>> {
+  const tables = [
+    'partners',
+    'api_keys',
+    'venues',
+    'resources',
+    'resource_parts',
+    'venue_grants',
+    'packages',
+  ];
+  const out: Record<string, number> = {};
+  for (const table of tables) {
+    const [row] = await database().db(table).count({ n: '*' });
+    out[table] = Number(row?.n);
+  }
+  return out;
+}
+
+/** Asserts a failed command: non-zero exit, nothing on stdout, one line on stderr, no rows changed. */
+async function assertRefused(t: ExecutionContext, args: string[], reason: RegExp) {
+  const before = await counts();
+  const result = await ops(...args);
+  t.not(result.code, 0, args.join(' '));
+  t.is(result.stdout, '', args.join(' '));
+  t.is(result.stderr.trim().split('\n').length, 1, args.join(' '));
+  t.regex(result.stderr, reason, args.join(' '));
+  t.deepEqual(await counts(), before, `${args.join(' ')} changed nothing`);
+}
+
+let server: TestServer;
+test.before(async () => {
+  server = await startApp(await database.ready());
+});
+test.after.always(() => server?.close());
+
+test.serial('partner:create prints {partner_id, api_key}; the key works against the API', async (t) => {
+  const created = await ops('partner:create', '--name', 'Acme Bookings');
+  t.is(created.code, 0);
+  t.deepEqual(Object.keys(created.json).sort(), ['api_key', 'partner_id']);
+  t.regex(created.json.api_key, /^[0-9a-f]{64}$/);
+  t.is(created.stdout.trim().split('\n').length, 1, 'exactly one line of JSON');
+  const res = await call(server, 'GET', '/api/v1/partner/venues', { key: created.json.api_key });
+  t.is(res.status, 200);
+  t.is(res.headers.get('x-ratelimit-remaining'), '59', 'default limit 60');
+});
+
+test.serial('partner:create --rate-limit and partner:rate-limit set the window size', async (t) => {
+  const created = await ops('partner:create', '--name', 'Burst', '--rate-limit', '500');
+  const key = created.json.api_key;
+  t.is(
+    (await call(server, 'GET', '/api/v1/partner/venues', { key })).headers.get('x-ratelimit-limit'),
+    '500',
+  );
+  const changed = await ops('partner:rate-limit', '--partner', created.json.partner_id, '--limit', '7');
+  t.deepEqual(changed.json, { partner_id: created.json.partner_id, rate_limit: 7 });
+  t.is((await call(server, 'GET', '/api/v1/partner/venues', { key })).headers.get('x-ratelimit-limit'), '7');
+});
+
+test.serial('key:replace revokes every older key; key:revoke revokes all', async (t) => {
+  const { json: partner } = await ops('partner:create', '--name', 'Rotating');
+  const replaced = await ops('key:replace', '--partner', partner.partner_id);
+  t.is(replaced.json.partner_id, partner.partner_id);
+  t.not(replaced.json.api_key, partner.api_key);
+  t.is((await call(server, 'GET', '/api/v1/partner/venues', { key: partner.api_key })).status, 401);
+  t.is((await call(server, 'GET', '/api/v1/partner/venues', { key: replaced.json.api_key })).status, 200);
+
+  const expiring = await ops(
+    'key:replace',
+    '--partner',
+    partner.partner_id,
+    '--expires-at',
+    '2099-01-01T00:00:00+05:30',
+  );
+  t.is(expiring.code, 0);
+  const [row] = await database()
+    .db('api_keys')
+    .whereNull('revoked_at')
+    .where({ partner_id: partner.partner_id });
+  t.is(new Date(row.expires_at).toISOString(), '2098-12-31T18:30:00.000Z');
+
+  const revoked = await ops('key:revoke', '--partner', partner.partner_id);
+  t.deepEqual(revoked.json, { partner_id: partner.partner_id, revoked: 1 });
+  t.is((await call(server, 'GET', '/api/v1/partner/venues', { key: expiring.json.api_key })).status, 401);
+  t.deepEqual((await ops('key:revoke', '--partner', partner.partner_id)).json.revoked, 0);
+});
+
+test.serial(
+  'venue:create, resource:create, grant, revoke and venue:status shape what discovery shows',
+  async (t) => {
+    const { json: partner } = await ops('partner:create', '--name', 'Viewer');
+    const key = partner.api_key;
+    const venue = await ops(
+      'venue:create',
+      '--name',
+      'Kolkata Courts',
+      '--address',
+      '5 Park St',
+      '--city',
+      'Kolkata',
+    );
+    t.deepEqual(Object.keys(venue.json), ['venue_id']);
+    const venueId = venue.json.venue_id;
+    const [row] = await database().db('venues').where({ id: venueId });
+    t.like(row, {
+      timezone: 'Asia/Kolkata',
+      hold_seconds: 900,
+      min_lead_minutes: 0,
+      max_advance_days: 21,
+      status: 'active',
+    });
+
+    const half = (
+      await ops(
+        'resource:create',
+        '--venue',
+        venueId,
+        '--type',
+        'half',
+        '--sport',
+        'football',
+        '--duration',
+        '60',
+        '--price',
+        '800',
+        '--open',
+        '06:00',
+        '--close',
+        '23:00',
+        '--closed-on',
+        'sun,Monday',
+      )
+    ).json.resource_id;
+    const other = (
+      await ops(
+        'resource:create',
+        '--venue',
+        venueId,
+        '--type',
+        'half',
+        '--sport',
+        'football',
+        '--duration',
+        '60',
+        '--price',
+        '800',
+        '--open',
+        '06:00',
+        '--close',
+        '23:00',
+      )
+    ).json.resource_id;
+    const full = await ops(
+      'resource:create',
+      '--venue',
+      venueId,
+      '--type',
+      'full',
+      '--sport',
+      'football',
+      '--duration',
+      '60',
+      '--price',
+      '1500',
+      '--open',
+      '06:00',
+      '--close',
+      '23:00',
+      '--parts',
+      `${half},${other}`,
+    );
+    t.is(full.code, 0);
+    t.deepEqual(
+      (
+        await database().db('resource_parts').where({ resource_id: full.json.resource_id }).pluck('part_id')
+      ).sort(),
+      [half, other].sort(),
+    );
+
+    t.is((await call(server, 'GET', `/api/v1/partner/venues/${venueId}`, { key })).status, 404);
+    const granted = await ops('grant', '--partner', partner.partner_id, '--venue', venueId);
+    t.deepEqual(granted.json, { partner_id: partner.partner_id, venue_id: venueId, granted: true });
+    const resources = await call(server, 'GET', `/api/v1/partner/venues/${venueId}/resources`, { key });
+    t.is(resources.body.count, 3);
+    t.is(resources.body.data[0].closed_on, 'Monday,Sunday');
+
+    const paused = await ops('venue:status', '--venue', venueId, '--status', 'paused');
+    t.deepEqual(paused.json, { venue_id: venueId, status: 'paused' });
+    t.is(
+      (await call(server, 'GET', `/api/v1/partner/venues/${venueId}`, { key })).body.data.status,
+      'paused',
+    );
+
+    const revoked = await ops('revoke', '--partner', partner.partner_id, '--venue', venueId);
+    t.deepEqual(revoked.json, { partner_id: partner.partner_id, venue_id: venueId, granted: false });
+    t.is((await call(server, 'GET', `/api/v1/partner/venues/${venueId}`, { key })).status, 404);
+  },
+);
+
+test.serial(
+  'demo:seed prints {partner_id, api_key, venue_id, resource_ids, package_id} and the key sees the venue',
+  async (t) => {
+    const seeded = await ops('demo:seed');
+    t.deepEqual(Object.keys(seeded.json).sort(), [
+      'api_key',
+      'package_id',
+      'partner_id',
+      'resource_ids',
+      'venue_id',
+    ]);
+    t.is(seeded.json.resource_ids.length, 5);
+    const res = await call(server, 'GET', '/api/v1/partner/venues', { key: seeded.json.api_key });
+    t.deepEqual(
+      res.body.data.map((v: { venue_id: string }) => v.venue_id),
+      [seeded.json.venue_id],
+    );
+    const resources = await call(server, 'GET', `/api/v1/partner/venues/${seeded.json.venue_id}/resources`, {
+      key: seeded.json.api_key,
+    });
+    t.deepEqual(
+      resources.body.data.map((r: { resource_id: string }) => r.resource_id),
+      seeded.json.resource_ids,
+    );
+  },
+);
+
+test.serial(
+  'usage errors: unknown command or flag, missing or malformed values — exit non-zero, nothing changed',
+  async (t) => {
+    const { json: partner } = await ops('partner:create', '--name', 'Existing');
+    const { json: venue } = await ops('venue:create', '--name', 'V', '--address', 'A', '--city', 'C');
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const resource = [
+      '--type',
+      't',
+      '--sport',
+      's',
+      '--duration',
+      '60',
+      '--price',
+      '100',
+      '--open',
+      '06:00',
+      '--close',
+      '22:00',
+    ];
+    await assertRefused(t, [], /no command given/);
+    await assertRefused(t, ['partner:delete'], /unknown command "partner:delete"/);
+    await assertRefused(t, ['partner:create'], /--name is required/);
+    await assertRefused(t, ['partner:create', '--name', 'X', '--colour', 'red'], /Unknown option '--colour'/);
+    await assertRefused(t, ['partner:create', '--name', 'X', 'stray'], /positional/);
+    await assertRefused(
+      t,
+      ['partner:create', '--name', 'X', '--rate-limit', '0'],
+      /--rate-limit must be at least 1/,
+    );
+    await assertRefused(
+      t,
+      ['partner:create', '--name', 'X', '--rate-limit', 'many'],
+      /--rate-limit must be a whole number/,
+    );
+    await assertRefused(
+      t,
+      ['partner:rate-limit', '--partner', 'nope', '--limit', '5'],
+      /--partner must be a uuid/,
+    );
+    await assertRefused(
+      t,
+      ['partner:rate-limit', '--partner', missing, '--limit', '5'],
+      /no partner with id/,
+    );
+    await assertRefused(
+      t,
+      ['key:replace', '--partner', partner.partner_id, '--expires-at', 'tomorrow'],
+      /--expires-at/,
+    );
+    await assertRefused(
+      t,
+      ['key:replace', '--partner', partner.partner_id, '--expires-at', '2001-01-01T00:00:00Z'],
+      /in the future/,
+    );
+    await assertRefused(
+      t,
+      ['venue:create', '--name', 'V', '--address', 'A', '--city', 'C', '--timezone', 'Mars/Olympus'],
+      /unknown time zone/,
+    );
+    await assertRefused(
+      t,
+      ['venue:create', '--name', 'V', '--address', 'A', '--city', 'C', '--hold-seconds', '5'],
+      /--hold-seconds/,
+    );
+    await assertRefused(t, ['venue:status', '--venue', venue.venue_id, '--status', 'closed'], /--status/);
+    await assertRefused(t, ['venue:status', '--venue', missing, '--status', 'paused'], /no venue/);
+    await assertRefused(t, ['resource:create', '--venue', missing, ...resource], /no venue/);
+    await assertRefused(
+      t,
+      ['resource:create', '--venue', venue.venue_id, ...resource.slice(0, -2), '--close', '05:00'],
+      /at least one --duration slot/,
+    );
+    await assertRefused(
+      t,
+      ['resource:create', '--venue', venue.venue_id, ...resource.slice(0, -2), '--close', '25:00'],
+      /--close must be HH:MM/,
+    );
+    await assertRefused(
+      t,
+      ['resource:create', '--venue', venue.venue_id, ...resource, '--closed-on', 'Funday'],
+      /unknown weekday/,
+    );
+    await assertRefused(
+      t,
+      ['resource:create', '--venue', venue.venue_id, ...resource, '--parts', missing],
+      /--parts/,
+    );
+    await assertRefused(t, ['grant', '--partner', missing, '--venue', venue.venue_id], /no partner/);
+    await assertRefused(t, ['grant', '--partner', partner.partner_id, '--venue', missing], /no venue/);
+  },
+);
+
+test.serial('a convertible resource may only be made of plain resources of the same venue', async (t) => {
+  const resource = [
+    '--type',
+    't',
+    '--sport',
+    's',
+    '--duration',
+    '60',
+    '--price',
+    '100',
+    '--open',
+    '06:00',
+    '--close',
+    '22:00',
+  ];
+  const a = (await ops('venue:create', '--name', 'A', '--address', 'A', '--city', 'C')).json.venue_id;
+  const b = (await ops('venue:create', '--name', 'B', '--address', 'B', '--city', 'C')).json.venue_id;
+  const partA = (await ops('resource:create', '--venue', a, ...resource)).json.resource_id;
+  const partB = (await ops('resource:create', '--venue', b, ...resource)).json.resource_id;
+  await assertRefused(
+    t,
+    ['resource:create', '--venue', a, ...resource, '--parts', partB],
+    /not a non-convertible resource of this venue/,
+  );
+  const whole = (await ops('resource:create', '--venue', a, ...resource, '--parts', partA)).json.resource_id;
+  await assertRefused(
+    t,
+    ['resource:create', '--venue', a, ...resource, '--parts', whole],
+    /not a non-convertible resource/,
+  );
+});
+
+test.serial('without DATABASE_URL the CLI says so in one line', async (t) => {
+  const env = { ...process.env };
+  delete env.DATABASE_URL;
+  const result = await run(process.execPath, ['db/cli/main.ts', 'demo:seed'], { cwd: root, env }).catch(
+    (err: { code: number; stderr: string }) => err,
+  );
+  t.is((result as { code: number }).code, 1);
+  t.regex((result as { stderr: string }).stderr, /DATABASE_URL is required/);
+});

@@ -1,0 +1,140 @@
+/**
+ * The process roles of CONTRACT.md, run as real processes: two `web` processes share one rate-limit
+ * budget per key, `web` and `worker` stop with exit 0 on SIGTERM, bad configuration stops a process
+ * with one line naming the variable, and `migrate` is repeatable.
+ */
+import test from 'ava';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { dropDatabase, ensureDatabase, withDatabase } from '../db/database-url.ts';
+import { useTestDatabase } from './helpers/database.ts';
+import { makePartner } from './helpers/factories.ts';
+
+const database = useTestDatabase(test);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  /** The first log line with this `msg`, once it appears. */
+  logLine: (msg: string) => Promise<Record<string, unknown>>;
+}
+
+function start(script: string, env: Record<string, string> = {}): Started {
+  const child = spawn(process.execPath, [script], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: database().url, LOG_LEVEL: 'info', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const waiting: { msg: string; resolve: (line: Record<string, unknown>) => void }[] = [];
+  const scan = () => {
+    for (const text of output.split('\n')) {
+      if (!text.startsWith('{')) continue;
+      const line = JSON.parse(text) as Record<string, unknown>;
+      for (const w of waiting.filter((w) => w.msg === line.msg)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  };
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    scan();
+  });
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return {
+    child,
+    output: () => output,
+    logLine: (msg) =>
+      new Promise((resolve, reject) => {
+        waiting.push({ msg, resolve });
+        scan();
+        child.once('exit', () => reject(new Error(`exited before logging "${msg}":\n${output}`)));
+      }),
+  };
+}
+
+async function stop(process: Started): Promise<number | null> {
+  const exited = once(process.child, 'exit');
+  process.child.kill('SIGTERM');
+  const [code] = (await exited) as [number | null];
+  return code;
+}
+
+test('two web processes enforce one shared budget per key, and stop with exit 0 on SIGTERM', async (t) => {
+  const { apiKey } = await makePartner(database().db, { rateLimit: 10 });
+  const webs = [start('api/main.ts'), start('api/main.ts')];
+  try {
+    const ports = await Promise.all(webs.map(async (w) => (await w.logLine('web listening')).port as number));
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        fetch(`http://127.0.0.1:${ports[i % 2]}/api/v1/partner/venues`, {
+          headers: { 'x-api-key': apiKey },
+        }).then((r) => r.status),
+      ),
+    );
+    t.is(statuses.filter((s) => s === 200).length, 10);
+    t.is(statuses.filter((s) => s === 429).length, 20);
+  } finally {
+    for (const web of webs) t.is(await stop(web), 0, web.output());
+  }
+  t.true(webs.every((w) => w.output().includes('"web stopped"')));
+});
+
+test('a worker starts pg-boss and stops with exit 0 on SIGTERM', async (t) => {
+  const worker = start('workers/main.ts');
+  await worker.logLine('workers started');
+  t.is(await stop(worker), 0, worker.output());
+  t.true(worker.output().includes('"workers stopped"'));
+});
+
+test('invalid configuration stops a process at start with one line naming the variable', async (t) => {
+  for (const [script, env, name] of [
+    ['api/main.ts', { PORT: 'abc' }, 'PORT'],
+    ['workers/main.ts', { SERVICE_ENV: 'staging' }, 'SERVICE_ENV'],
+    ['db/migrate.ts', { DATABASE_URL: '' }, 'DATABASE_URL'],
+  ] as const) {
+    const bad = start(script, env);
+    const [code] = (await once(bad.child, 'exit')) as [number];
+    t.is(code, 1, script);
+    t.is(bad.output().trim().split('\n').length, 1, bad.output());
+    t.regex(bad.output(), new RegExp(`^invalid configuration: ${name} `));
+  }
+});
+
+test('migrate can run again on a migrated database', async (t) => {
+  const { stdout } = await promisify(execFile)(process.execPath, ['db/migrate.ts'], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: database().url, LOG_LEVEL: 'info' },
+  });
+  t.true(stdout.includes('database is up to date'));
+});
+
+test('npm start migrates, seeds an empty database once, serves, and stops with exit 0', async (t) => {
+  const { adminUrl } = database();
+  const name = `bt_start_${Date.now()}`;
+  await ensureDatabase(adminUrl, name);
+  const url = withDatabase(adminUrl, name);
+  try {
+    const first = start('start.ts', { DATABASE_URL: url });
+    const { port } = await first.logLine('web listening');
+    const key = /x-api-key: ([0-9a-f]{64})/.exec(first.output())?.[1];
+    t.truthy(key, 'the demo key is printed');
+    const res = await fetch(`http://127.0.0.1:${port as number}/api/v1/partner/venues`, {
+      headers: { 'x-api-key': key! },
+    });
+    t.is(((await res.json()) as { data: { name: string }[] }).data[0]?.name, 'Demo Sports Arena');
+    t.is(await stop(first), 0, first.output());
+
+    const second = start('start.ts', { DATABASE_URL: url });
+    await second.logLine('web listening');
+    t.false(second.output().includes('x-api-key'), 'a database with partners is not seeded again');
+    t.is(await stop(second), 0, second.output());
+  } finally {
+    await dropDatabase(adminUrl, name);
+  }
+});

@@ -1,0 +1,65 @@
+import test from 'ava';
+import { ConfigError, loadConfig } from '../../db/config.ts';
+
+test('defaults follow CONTRACT.md', (t) => {
+  const config = loadConfig({});
+  t.like(config, {
+    databaseUrl: undefined,
+    port: 3000,
+    serviceEnv: 'local',
+    sandbox: true,
+    webhookTimeoutMs: 10_000,
+    webhookAllowPrivateTargets: true,
+    logLevel: 'info',
+  });
+  t.deepEqual(config.webhookRetryDelays, [300, 900, 1800, 3600]);
+  t.true(Object.isFrozen(config));
+});
+
+test('private webhook targets are allowed by default only in local', (t) => {
+  t.false(loadConfig({ SERVICE_ENV: 'sandbox' }).webhookAllowPrivateTargets);
+  t.false(loadConfig({ SERVICE_ENV: 'production' }).webhookAllowPrivateTargets);
+  t.true(
+    loadConfig({ SERVICE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })
+      .webhookAllowPrivateTargets,
+  );
+  t.false(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }).webhookAllowPrivateTargets);
+  t.false(loadConfig({ SERVICE_ENV: 'production' }).sandbox);
+});
+
+test('values are parsed; empty variables count as unset', (t) => {
+  const config = loadConfig({
+    DATABASE_URL: 'postgres://u@h:5432/d',
+    PORT: '8080',
+    WEBHOOK_RETRY_DELAYS: '1,2,3,4',
+    WEBHOOK_TIMEOUT_MS: '500',
+    LOG_LEVEL: 'debug',
+    SERVICE_ENV: '',
+  });
+  t.like(config, {
+    databaseUrl: 'postgres://u@h:5432/d',
+    port: 8080,
+    webhookTimeoutMs: 500,
+    serviceEnv: 'local',
+  });
+  t.deepEqual(config.webhookRetryDelays, [1, 2, 3, 4]);
+});
+
+test('a bad value is one clear error naming the variable', (t) => {
+  const cases: [Record<string, string>, string][] = [
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ SERVICE_ENV: 'staging' }, 'SERVICE_ENV'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ WEBHOOK_RETRY_DELAYS: '300,900' }, 'WEBHOOK_RETRY_DELAYS'],
+    [{ WEBHOOK_RETRY_DELAYS: '5m,15m,30m,60m' }, 'WEBHOOK_RETRY_DELAYS'],
+    [{ WEBHOOK_TIMEOUT_MS: '0' }, 'WEBHOOK_TIMEOUT_MS'],
+    [{ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  ];
+  for (const [env, name] of cases) {
+    const error = t.throws(() => loadConfig(env), { instanceOf: ConfigError });
+    t.true(error.message.startsWith(`invalid configuration: ${name} `), error.message);
+    t.false(error.message.includes('\n'));
+  }
+});
