@@ -37,6 +37,12 @@ const InternalErrorExample = {
   request_id: 'b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c',
 };
 
+/** Tags, in the order the document lists them, with what they group. */
+const TAGS: Record<string, string> = {
+  'Contract and health': 'Unauthenticated: service health and this document.',
+  Discovery: 'The venues and bookable resources granted to you.',
+};
+
 /** Builds the whole document from the declared routes. */
 export function buildOpenApiDocument(routes: readonly Route[], version: string): Json {
   const components: Record<string, Json> = {};
@@ -53,9 +59,11 @@ export function buildOpenApiDocument(routes: readonly Route[], version: string):
         'Find slots at sports venues, hold them, confirm bookings after taking payment, and hear about ' +
         'every change through signed webhooks. Every keyed request counts against a 60-second sliding ' +
         'window per API key.',
+      contact: { name: 'Platform operators (keys, grants and rate limits are arranged with them)' },
+      license: { name: 'Proprietary' },
     },
     servers: [{ url: API_PREFIX }],
-    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, description: TAGS[name] ?? name })),
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
@@ -69,11 +77,11 @@ function operation(route: Route, components: Record<string, Json>): Json {
   const op: Json = {
     operationId: route.operationId,
     summary: route.summary,
+    description: route.description,
     tags: [route.tag],
     security: route.auth ? [{ ApiKey: [] }] : [],
     responses: responses(route, components),
   };
-  if (route.description) op.description = route.description;
   const parameters = [
     ...parametersOf(route.params, 'path', components),
     ...parametersOf(route.query, 'query', components),

@@ -37,7 +37,7 @@ export interface Route<P = unknown, Q = unknown, B = unknown> {
   rootAlias?: string;
   operationId: string;
   summary: string;
-  description?: string;
+  description: string;
   tag: string;
   /** Whether the route needs `x-api-key` (and so counts against the key's rate limit). */
   auth: boolean;

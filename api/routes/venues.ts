@@ -48,6 +48,8 @@ export const venueRoutes = [
     path: '/partner/venues/{venueId}',
     operationId: 'getVenue',
     summary: 'Get one granted venue',
+    description:
+      'A venue that is not granted to you, archived or missing is 404 VENUE_NOT_FOUND, indistinguishably.',
     tag,
     auth: true,
     params: VenueParams,
@@ -63,6 +65,9 @@ export const venueRoutes = [
     path: '/partner/venues/{venueId}/resources',
     operationId: 'listVenueResources',
     summary: "List a granted venue's bookable resources",
+    description:
+      'Copy `resource_id` from here; never construct it. `price_rupees` is the base price: availability has the ' +
+      'price of a date. `closed_on` is absent when the resource is open every day.',
     tag,
     auth: true,
     params: VenueParams,

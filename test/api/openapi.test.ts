@@ -4,6 +4,7 @@
  * security, errors and examples.
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import test from 'ava';
 import { API_PREFIX } from '../../api/openapi.ts';
 import { routes } from '../../api/routes/index.ts';
@@ -35,6 +36,24 @@ test('both addresses serve the same OpenAPI 3.0.3 document, without a key', asyn
 test('the document validates against the OpenAPI 3.0 schema', async (t) => {
   const doc = await fetchDocument();
   await t.notThrowsAsync(() => SwaggerParser.validate(structuredClone(doc) as never));
+});
+
+test('Redocly recommended rules find no error and only the expected warnings', async (t) => {
+  const doc = await fetchDocument();
+  const problems = await lintFromString({
+    source: JSON.stringify(doc),
+    absoluteRef: 'openapi.json',
+    config: await createConfig({ extends: ['recommended'] }),
+  });
+  const summary = problems.map((p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ''}`);
+  // Expected: /health and /openapi.json can answer no client error, and a proprietary license has
+  // no public URL to point at.
+  const expected = [
+    'warn info-license-strict #/info/license/url',
+    'warn operation-4xx-response #/paths/~1health/get/responses',
+    'warn operation-4xx-response #/paths/~1openapi.json/get/responses',
+  ];
+  t.deepEqual(summary.sort(), expected);
 });
 
 test('every declared route is documented with its method, and nothing else is', async (t) => {
