@@ -8,22 +8,20 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { loadConfigOrExit } from '../db/config.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../db/database-url.ts';
-import { startEmbeddedPostgres, type EmbeddedServer } from '../db/embedded.ts';
 import { createLogger } from '../db/log.ts';
 import { migrate } from '../db/migrate.ts';
+import { postgresServer } from './helpers/postgres-server.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger('warn');
 
-let embedded: EmbeddedServer | undefined;
-let adminUrl = config.databaseUrl;
-if (!adminUrl) {
-  embedded = await startEmbeddedPostgres('test-pg', log);
-  adminUrl = embedded.adminUrl;
-  process.stdout.write('tests use an embedded PostgreSQL (.data/test-pg)\n');
-} else {
-  process.stdout.write(`tests use the server of DATABASE_URL\n`);
-}
+const server = await postgresServer(config.databaseUrl, 'test-pg', log);
+const { adminUrl } = server;
+process.stdout.write(
+  server.embedded
+    ? 'tests use an embedded PostgreSQL (.data/test-pg)\n'
+    : 'tests use the server of DATABASE_URL\n',
+);
 
 const template = `booking_test_${randomBytes(4).toString('hex')}`;
 let exitCode: number;
@@ -37,7 +35,7 @@ try {
   });
 } finally {
   await dropDatabase(adminUrl, template).catch(() => undefined);
-  await embedded?.stop();
+  await server.stop();
 }
 process.exit(exitCode);
 

@@ -4,21 +4,17 @@ import { issueKey } from '../../db/cli/partner-commands.ts';
 import * as apiKeys from '../../db/queries/api-keys.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner, makeVenue } from '../helpers/factories.ts';
-import { call, startApp, type TestServer } from '../helpers/http.ts';
+import { call, useTestServer } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';
 
 const database = useTestDatabase(test);
-let server: TestServer;
-test.before(async () => {
-  server = await startApp(await database.ready());
-});
-test.after.always(() => server?.close());
+const server = useTestServer(test, database);
 
 const VENUES = '/api/v1/partner/venues';
 
 /** Every 401 looks the same, whatever the cause: the body never hints why. */
 async function assertUnauthorized(t: ExecutionContext, key: string | undefined, why: string) {
-  const res = await call(server, 'GET', VENUES, key === undefined ? {} : { key });
+  const res = await call(server(), 'GET', VENUES, key === undefined ? {} : { key });
   t.is(res.status, 401, why);
   t.is(res.body.error, 'UNAUTHORIZED', why);
   t.is(res.body.message, 'A valid x-api-key header is required.', why);
@@ -39,13 +35,13 @@ test('a live key resolves to its partner', async (t) => {
   const { db } = database();
   const { partnerId, apiKey } = await makePartner(db);
   const venueId = await makeVenue(db, { grantTo: [partnerId] });
-  const res = await call(server, 'GET', VENUES, { key: apiKey });
+  const res = await call(server(), 'GET', VENUES, { key: apiKey });
   t.is(res.status, 200);
   t.deepEqual(
     res.body.data.map((v: { venue_id: string }) => v.venue_id),
     [venueId],
   );
-  const upper = await call(server, 'GET', VENUES, { key: apiKey.toUpperCase() });
+  const upper = await call(server(), 'GET', VENUES, { key: apiKey.toUpperCase() });
   t.is(upper.status, 200, 'hex is case-insensitive');
 });
 
@@ -55,7 +51,7 @@ test('a revoked key is 401; a replacement key works', async (t) => {
   t.is(await apiKeys.revokeAll(db, partnerId), 1);
   await assertUnauthorized(t, apiKey, 'revoked');
   const replacement = await issueKey(db, partnerId);
-  t.is((await call(server, 'GET', VENUES, { key: replacement })).status, 200);
+  t.is((await call(server(), 'GET', VENUES, { key: replacement })).status, 200);
 });
 
 test('an expired key is 401, a key expiring later works', async (t) => {
@@ -64,7 +60,7 @@ test('an expired key is 401, a key expiring later works', async (t) => {
   const expired = await issueKey(db, partnerId, new Date(Date.now() - 1000));
   await assertUnauthorized(t, expired, 'expired');
   const later = await issueKey(db, partnerId, new Date(Date.now() + 3_600_000));
-  t.is((await call(server, 'GET', VENUES, { key: later })).status, 200);
+  t.is((await call(server(), 'GET', VENUES, { key: later })).status, 200);
 });
 
 test('only a hash of the key is stored', async (t) => {
@@ -78,7 +74,7 @@ test('only a hash of the key is stored', async (t) => {
 
 test('health and the OpenAPI document need no key and are not counted', async (t) => {
   for (const path of ['/health', '/api/v1/health', '/openapi.json', '/api/v1/openapi.json']) {
-    const res = await call(server, 'GET', path);
+    const res = await call(server(), 'GET', path);
     t.is(res.status, 200, path);
     t.false(res.headers.has('x-ratelimit-remaining'), path);
   }

@@ -9,25 +9,21 @@ import test from 'ava';
 import { API_PREFIX } from '../../api/openapi.ts';
 import { routes } from '../../api/routes/index.ts';
 import { useTestDatabase } from '../helpers/database.ts';
-import { call, startApp, type TestServer } from '../helpers/http.ts';
+import { call, useTestServer } from '../helpers/http.ts';
 
 const database = useTestDatabase(test);
-let server: TestServer;
-test.before(async () => {
-  server = await startApp(await database.ready());
-});
-test.after.always(() => server?.close());
+const server = useTestServer(test, database);
 
 type Json = Record<string, any>;
 
 async function fetchDocument(): Promise<Json> {
-  const res = await call(server, 'GET', `${API_PREFIX}/openapi.json`);
+  const res = await call(server(), 'GET', `${API_PREFIX}/openapi.json`);
   return res.body as Json;
 }
 
 test('both addresses serve the same OpenAPI 3.0.3 document, without a key', async (t) => {
-  const versioned = await call(server, 'GET', '/api/v1/openapi.json');
-  const alias = await call(server, 'GET', '/openapi.json');
+  const versioned = await call(server(), 'GET', '/api/v1/openapi.json');
+  const alias = await call(server(), 'GET', '/openapi.json');
   t.is(versioned.status, 200);
   t.is(versioned.body.openapi, '3.0.3');
   t.deepEqual(alias.body, versioned.body);

@@ -8,15 +8,11 @@ import { createDb } from '../../db/knex.ts';
 import * as partners from '../../db/queries/partners.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
-import { call, startApp, type TestServer } from '../helpers/http.ts';
+import { call, startApp, useTestServer } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';
 
 const database = useTestDatabase(test);
-let server: TestServer;
-test.before(async () => {
-  server = await startApp(await database.ready());
-});
-test.after.always(() => server?.close());
+const server = useTestServer(test, database);
 
 const VENUES = '/api/v1/partner/venues';
 
@@ -24,7 +20,7 @@ test('the default is 60 per window; the first request shows 59 remaining', async
   const { db } = database();
   const partnerId = await partners.insert(db, { name: 'Default limit', rateLimit: 60 });
   const key = await issueKey(db, partnerId);
-  const res = await call(server, 'GET', VENUES, { key });
+  const res = await call(server(), 'GET', VENUES, { key });
   t.is(res.headers.get('x-ratelimit-remaining'), '59');
   const resetMs = Number(res.headers.get('x-ratelimit-reset-ms'));
   t.true(resetMs > 59_000 && resetMs <= 60_000, `reset ${resetMs}`);
@@ -34,13 +30,13 @@ test('the request over the limit is 429 with Retry-After and retry_after_seconds
   const { apiKey } = await makePartner(database().db, { rateLimit: 5 });
   const remaining: string[] = [];
   for (let i = 0; i < 5; i++) {
-    const res = await call(server, 'GET', VENUES, { key: apiKey });
+    const res = await call(server(), 'GET', VENUES, { key: apiKey });
     t.is(res.status, 200);
     remaining.push(res.headers.get('x-ratelimit-remaining')!);
   }
   t.deepEqual(remaining, ['4', '3', '2', '1', '0']);
 
-  const refused = await call(server, 'GET', VENUES, { key: apiKey });
+  const refused = await call(server(), 'GET', VENUES, { key: apiKey });
   t.is(refused.status, 429);
   t.is(refused.body.error, 'RATE_LIMIT_EXCEEDED');
   t.is(typeof refused.body.message, 'string');
@@ -55,21 +51,21 @@ test('refused requests do not extend the window; another key is unaffected', asy
   const { db } = database();
   const a = await makePartner(db, { rateLimit: 2 });
   const b = await makePartner(db, { rateLimit: 2 });
-  await call(server, 'GET', VENUES, { key: a.apiKey });
-  await call(server, 'GET', VENUES, { key: a.apiKey });
-  for (let i = 0; i < 3; i++) t.is((await call(server, 'GET', VENUES, { key: a.apiKey })).status, 429);
+  await call(server(), 'GET', VENUES, { key: a.apiKey });
+  await call(server(), 'GET', VENUES, { key: a.apiKey });
+  for (let i = 0; i < 3; i++) t.is((await call(server(), 'GET', VENUES, { key: a.apiKey })).status, 429);
   const [window] = await db('rate_limit_windows as w')
     .join('api_keys as k', 'k.id', 'w.api_key_id')
     .where('k.partner_id', a.partnerId)
     .select(db.raw('w.next_seq - w.head_seq as hits'));
   t.is(window.hits, 2, 'only admitted requests are in the window');
-  t.is((await call(server, 'GET', VENUES, { key: b.apiKey })).status, 200);
+  t.is((await call(server(), 'GET', VENUES, { key: b.apiKey })).status, 200);
 });
 
 test('the window slides exactly: hits leave it 60 seconds after they were admitted', async (t) => {
   const { db } = database();
   const { partnerId, apiKey } = await makePartner(db, { rateLimit: 3 });
-  t.is((await call(server, 'GET', VENUES, { key: apiKey })).status, 200);
+  t.is((await call(server(), 'GET', VENUES, { key: apiKey })).status, 200);
   const [{ id: keyId }] = await db('api_keys').where({ partner_id: partnerId }).select('id');
   // Move the admitted hit back in time and add two more: one 59.5 s ago, one 30 s ago.
   await db('rate_limit_hits')
@@ -82,13 +78,13 @@ test('the window slides exactly: hits leave it 60 seconds after they were admitt
   await db('rate_limit_windows').where({ api_key_id: keyId }).update({ next_seq: 3 });
 
   // The 61-second-old hit has left: 2 in the window, so one more is admitted, then refused.
-  const admitted = await call(server, 'GET', VENUES, { key: apiKey });
+  const admitted = await call(server(), 'GET', VENUES, { key: apiKey });
   t.is(admitted.status, 200);
   t.is(admitted.headers.get('x-ratelimit-remaining'), '0');
   const resetMs = Number(admitted.headers.get('x-ratelimit-reset-ms'));
   t.true(resetMs > 0 && resetMs <= 500, `the 59.5 s old hit leaves within 0.5 s, got ${resetMs}`);
 
-  const refused = await call(server, 'GET', VENUES, { key: apiKey });
+  const refused = await call(server(), 'GET', VENUES, { key: apiKey });
   t.is(refused.status, 429);
   t.is(refused.body.retry_after_seconds, 1);
 });
@@ -96,10 +92,10 @@ test('the window slides exactly: hits leave it 60 seconds after they were admitt
 test('a new limit from the operator applies to the next request', async (t) => {
   const { db } = database();
   const { partnerId, apiKey } = await makePartner(db, { rateLimit: 1 });
-  t.is((await call(server, 'GET', VENUES, { key: apiKey })).status, 200);
-  t.is((await call(server, 'GET', VENUES, { key: apiKey })).status, 429);
+  t.is((await call(server(), 'GET', VENUES, { key: apiKey })).status, 200);
+  t.is((await call(server(), 'GET', VENUES, { key: apiKey })).status, 429);
   await partners.setRateLimit(db, partnerId, 10);
-  const res = await call(server, 'GET', VENUES, { key: apiKey });
+  const res = await call(server(), 'GET', VENUES, { key: apiKey });
   t.is(res.status, 200);
   t.is(res.headers.get('x-ratelimit-limit'), '10');
   t.is(res.headers.get('x-ratelimit-remaining'), '8');
@@ -113,7 +109,7 @@ test('two web apps on two pools share one budget per key, exactly, under a real 
     const limit = 25;
     const { apiKey } = await makePartner(first.db, { rateLimit: limit });
     const results = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => call(i % 2 ? second : server, 'GET', VENUES, { key: apiKey })),
+      Array.from({ length: 60 }, (_, i) => call(i % 2 ? second : server(), 'GET', VENUES, { key: apiKey })),
     );
     const statuses = results.map((r) => r.status);
     t.is(statuses.filter((s) => s === 200).length, limit);

@@ -3,20 +3,16 @@ import * as grants from '../../db/queries/venue-grants.ts';
 import * as venues from '../../db/queries/venues.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner, makeResource, makeVenue } from '../helpers/factories.ts';
-import { call, startApp, type TestServer } from '../helpers/http.ts';
+import { call, useTestServer } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';
 
 const database = useTestDatabase(test);
-let server: TestServer;
-test.before(async () => {
-  server = await startApp(await database.ready());
-});
-test.after.always(() => server?.close());
+const server = useTestServer(test, database);
 
 test('a partner with no grants sees an empty list, not a failure', async (t) => {
   const { apiKey } = await makePartner(database().db);
   await makeVenue(database().db);
-  const res = await call(server, 'GET', '/api/v1/partner/venues', { key: apiKey });
+  const res = await call(server(), 'GET', '/api/v1/partner/venues', { key: apiKey });
   t.is(res.status, 200);
   t.deepEqual(res.body, { data: [] });
   assertDocumented(t, 'GET /partner/venues', res);
@@ -30,7 +26,7 @@ test('granted venues are listed with the Venue fields; paused ones show their st
   await makeVenue(db, { name: 'C Arena', status: 'archived', grantTo: [partnerId] });
   await makeVenue(db, { name: 'D Arena' });
 
-  const res = await call(server, 'GET', '/api/v1/partner/venues', { key: apiKey });
+  const res = await call(server(), 'GET', '/api/v1/partner/venues', { key: apiKey });
   t.is(res.status, 200);
   t.deepEqual(res.body, {
     data: [
@@ -63,14 +59,14 @@ test('one venue: 200 {data} when granted, 404 VENUE_NOT_FOUND when not granted, 
   const othersVenue = await makeVenue(db, { grantTo: [other.partnerId] });
   const archived = await makeVenue(db, { status: 'archived', grantTo: [partnerId] });
 
-  const ok = await call(server, 'GET', `/api/v1/partner/venues/${granted}`, { key: apiKey });
+  const ok = await call(server(), 'GET', `/api/v1/partner/venues/${granted}`, { key: apiKey });
   t.is(ok.status, 200);
   t.is(ok.body.data.venue_id, granted);
   assertDocumented(t, 'GET /partner/venues/{venueId}', ok);
 
   for (const venueId of [othersVenue, archived, '00000000-0000-4000-8000-000000000000']) {
     for (const suffix of ['', '/resources']) {
-      const res = await call(server, 'GET', `/api/v1/partner/venues/${venueId}${suffix}`, { key: apiKey });
+      const res = await call(server(), 'GET', `/api/v1/partner/venues/${venueId}${suffix}`, { key: apiKey });
       t.is(res.status, 404);
       t.is(res.body.error, 'VENUE_NOT_FOUND');
       t.is(typeof res.body.request_id, 'string');
@@ -83,10 +79,10 @@ test('withdrawing a grant hides the venue at once', async (t) => {
   const { db } = database();
   const { partnerId, apiKey } = await makePartner(db);
   const venueId = await makeVenue(db, { grantTo: [partnerId] });
-  t.is((await call(server, 'GET', `/api/v1/partner/venues/${venueId}`, { key: apiKey })).status, 200);
+  t.is((await call(server(), 'GET', `/api/v1/partner/venues/${venueId}`, { key: apiKey })).status, 200);
   await grants.revoke(db, partnerId, venueId);
-  t.is((await call(server, 'GET', `/api/v1/partner/venues/${venueId}`, { key: apiKey })).status, 404);
-  t.deepEqual((await call(server, 'GET', '/api/v1/partner/venues', { key: apiKey })).body, { data: [] });
+  t.is((await call(server(), 'GET', `/api/v1/partner/venues/${venueId}`, { key: apiKey })).status, 404);
+  t.deepEqual((await call(server(), 'GET', '/api/v1/partner/venues', { key: apiKey })).body, { data: [] });
 });
 
 test('resources: {success, count, data} in creation order; closed_on only when closed some day', async (t) => {
@@ -102,7 +98,7 @@ test('resources: {success, count, data} in creation order; closed_on only when c
   });
   const full = await makeResource(db, { venueId, parts: [open], durationMinutes: 90, priceRupees: 1500 });
 
-  const res = await call(server, 'GET', `/api/v1/partner/venues/${venueId}/resources`, { key: apiKey });
+  const res = await call(server(), 'GET', `/api/v1/partner/venues/${venueId}/resources`, { key: apiKey });
   t.is(res.status, 200);
   t.is(res.body.success, true);
   t.is(res.body.count, 3);
@@ -131,17 +127,17 @@ test('a paused venue still lists its resources; an archived one does not', async
   const { partnerId, apiKey } = await makePartner(db);
   const venueId = await makeVenue(db, { status: 'paused', grantTo: [partnerId] });
   await makeResource(db, { venueId });
-  const res = await call(server, 'GET', `/api/v1/partner/venues/${venueId}/resources`, { key: apiKey });
+  const res = await call(server(), 'GET', `/api/v1/partner/venues/${venueId}/resources`, { key: apiKey });
   t.is(res.body.count, 1);
   await venues.setStatus(db, venueId, 'archived');
-  const gone = await call(server, 'GET', `/api/v1/partner/venues/${venueId}/resources`, { key: apiKey });
+  const gone = await call(server(), 'GET', `/api/v1/partner/venues/${venueId}/resources`, { key: apiKey });
   t.is(gone.status, 404);
 });
 
 test('a malformed venue id is a 400 VALIDATION_ERROR naming the path parameter', async (t) => {
   const { apiKey } = await makePartner(database().db);
   for (const id of ['not-a-uuid', '1', "1'%20or%201=1", '%F0%9F%92%A9', 'a'.repeat(300)]) {
-    const res = await call(server, 'GET', `/api/v1/partner/venues/${id}`, { key: apiKey });
+    const res = await call(server(), 'GET', `/api/v1/partner/venues/${id}`, { key: apiKey });
     t.is(res.status, 400, id);
     t.is(res.body.error, 'VALIDATION_ERROR');
     t.deepEqual(res.body.details[0].field, 'venueId');

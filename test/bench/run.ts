@@ -16,10 +16,10 @@ import { fileURLToPath } from 'node:url';
 import { seedDemo } from '../../db/cli/demo-seed.ts';
 import { loadConfigOrExit } from '../../db/config.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../db/database-url.ts';
-import { startEmbeddedPostgres, type EmbeddedServer } from '../../db/embedded.ts';
 import { createDb } from '../../db/knex.ts';
 import { createLogger } from '../../db/log.ts';
 import { migrate } from '../../db/migrate.ts';
+import { postgresServer } from '../helpers/postgres-server.ts';
 import * as partners from '../../db/queries/partners.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { issueKey } from '../../db/cli/partner-commands.ts';
@@ -30,12 +30,8 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const config = loadConfigOrExit();
 const log = createLogger('warn');
 
-let embedded: EmbeddedServer | undefined;
-let adminUrl = config.databaseUrl;
-if (!adminUrl) {
-  embedded = await startEmbeddedPostgres('bench-pg', log);
-  adminUrl = embedded.adminUrl;
-}
+const server = await postgresServer(config.databaseUrl, 'bench-pg', log);
+const { adminUrl } = server;
 const name = `booking_bench_${randomBytes(4).toString('hex')}`;
 await ensureDatabase(adminUrl, name);
 const url = withDatabase(adminUrl, name);
@@ -110,7 +106,7 @@ try {
   }
 } finally {
   await dropDatabase(adminUrl, name);
-  await embedded?.stop();
+  await server.stop();
 }
 
 interface BenchCase {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { useTestDatabase } from '../helpers/database.ts';
-import { call, startApp, type TestServer } from '../helpers/http.ts';
+import { call, useTestServer } from '../helpers/http.ts';
 
 const database = useTestDatabase(test);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -64,11 +64,13 @@ async function assertRefused(t: ExecutionContext, args: string[], reason: RegExp
   t.deepEqual(await counts(), before, `${args.join(' ')} changed nothing`);
 }
 
-let server: TestServer;
-test.before(async () => {
-  server = await startApp(await database.ready());
-});
-test.after.always(() => server?.close());
+const server = useTestServer(test, database);
+
+/** resource:create for a football pitch; later flags override earlier ones. */
+function pitch(venueId: string, ...extra: string[]): string[] {
+  const base = '--type half --sport football --duration 60 --price 800 --open 06:00 --close 23:00'.split(' ');
+  return ['resource:create', '--venue', venueId, ...base, ...extra];
+}
 
 test.serial('partner:create prints {partner_id, api_key}; the key works against the API', async (t) => {
   const created = await ops('partner:create', '--name', 'Acme Bookings');
@@ -76,7 +78,7 @@ test.serial('partner:create prints {partner_id, api_key}; the key works against 
   t.deepEqual(Object.keys(created.json).sort(), ['api_key', 'partner_id']);
   t.regex(created.json.api_key, /^[0-9a-f]{64}$/);
   t.is(created.stdout.trim().split('\n').length, 1, 'exactly one line of JSON');
-  const res = await call(server, 'GET', '/api/v1/partner/venues', { key: created.json.api_key });
+  const res = await call(server(), 'GET', '/api/v1/partner/venues', { key: created.json.api_key });
   t.is(res.status, 200);
   t.is(res.headers.get('x-ratelimit-remaining'), '59', 'default limit 60');
 });
@@ -85,12 +87,15 @@ test.serial('partner:create --rate-limit and partner:rate-limit set the window s
   const created = await ops('partner:create', '--name', 'Burst', '--rate-limit', '500');
   const key = created.json.api_key;
   t.is(
-    (await call(server, 'GET', '/api/v1/partner/venues', { key })).headers.get('x-ratelimit-limit'),
+    (await call(server(), 'GET', '/api/v1/partner/venues', { key })).headers.get('x-ratelimit-limit'),
     '500',
   );
   const changed = await ops('partner:rate-limit', '--partner', created.json.partner_id, '--limit', '7');
   t.deepEqual(changed.json, { partner_id: created.json.partner_id, rate_limit: 7 });
-  t.is((await call(server, 'GET', '/api/v1/partner/venues', { key })).headers.get('x-ratelimit-limit'), '7');
+  t.is(
+    (await call(server(), 'GET', '/api/v1/partner/venues', { key })).headers.get('x-ratelimit-limit'),
+    '7',
+  );
 });
 
 test.serial('key:replace revokes every older key; key:revoke revokes all', async (t) => {
@@ -98,8 +103,8 @@ test.serial('key:replace revokes every older key; key:revoke revokes all', async
   const replaced = await ops('key:replace', '--partner', partner.partner_id);
   t.is(replaced.json.partner_id, partner.partner_id);
   t.not(replaced.json.api_key, partner.api_key);
-  t.is((await call(server, 'GET', '/api/v1/partner/venues', { key: partner.api_key })).status, 401);
-  t.is((await call(server, 'GET', '/api/v1/partner/venues', { key: replaced.json.api_key })).status, 200);
+  t.is((await call(server(), 'GET', '/api/v1/partner/venues', { key: partner.api_key })).status, 401);
+  t.is((await call(server(), 'GET', '/api/v1/partner/venues', { key: replaced.json.api_key })).status, 200);
 
   const expiring = await ops(
     'key:replace',
@@ -117,7 +122,7 @@ test.serial('key:replace revokes every older key; key:revoke revokes all', async
 
   const revoked = await ops('key:revoke', '--partner', partner.partner_id);
   t.deepEqual(revoked.json, { partner_id: partner.partner_id, revoked: 1 });
-  t.is((await call(server, 'GET', '/api/v1/partner/venues', { key: expiring.json.api_key })).status, 401);
+  t.is((await call(server(), 'GET', '/api/v1/partner/venues', { key: expiring.json.api_key })).status, 401);
   t.deepEqual((await ops('key:revoke', '--partner', partner.partner_id)).json.revoked, 0);
 });
 
@@ -146,64 +151,10 @@ test.serial(
       status: 'active',
     });
 
-    const half = (
-      await ops(
-        'resource:create',
-        '--venue',
-        venueId,
-        '--type',
-        'half',
-        '--sport',
-        'football',
-        '--duration',
-        '60',
-        '--price',
-        '800',
-        '--open',
-        '06:00',
-        '--close',
-        '23:00',
-        '--closed-on',
-        'sun,Monday',
-      )
-    ).json.resource_id;
-    const other = (
-      await ops(
-        'resource:create',
-        '--venue',
-        venueId,
-        '--type',
-        'half',
-        '--sport',
-        'football',
-        '--duration',
-        '60',
-        '--price',
-        '800',
-        '--open',
-        '06:00',
-        '--close',
-        '23:00',
-      )
-    ).json.resource_id;
+    const half = (await ops(...pitch(venueId, '--closed-on', 'sun,Monday'))).json.resource_id;
+    const other = (await ops(...pitch(venueId))).json.resource_id;
     const full = await ops(
-      'resource:create',
-      '--venue',
-      venueId,
-      '--type',
-      'full',
-      '--sport',
-      'football',
-      '--duration',
-      '60',
-      '--price',
-      '1500',
-      '--open',
-      '06:00',
-      '--close',
-      '23:00',
-      '--parts',
-      `${half},${other}`,
+      ...pitch(venueId, '--type', 'full', '--price', '1500', '--parts', `${half},${other}`),
     );
     t.is(full.code, 0);
     t.deepEqual(
@@ -213,23 +164,23 @@ test.serial(
       [half, other].sort(),
     );
 
-    t.is((await call(server, 'GET', `/api/v1/partner/venues/${venueId}`, { key })).status, 404);
+    t.is((await call(server(), 'GET', `/api/v1/partner/venues/${venueId}`, { key })).status, 404);
     const granted = await ops('grant', '--partner', partner.partner_id, '--venue', venueId);
     t.deepEqual(granted.json, { partner_id: partner.partner_id, venue_id: venueId, granted: true });
-    const resources = await call(server, 'GET', `/api/v1/partner/venues/${venueId}/resources`, { key });
+    const resources = await call(server(), 'GET', `/api/v1/partner/venues/${venueId}/resources`, { key });
     t.is(resources.body.count, 3);
     t.is(resources.body.data[0].closed_on, 'Monday,Sunday');
 
     const paused = await ops('venue:status', '--venue', venueId, '--status', 'paused');
     t.deepEqual(paused.json, { venue_id: venueId, status: 'paused' });
     t.is(
-      (await call(server, 'GET', `/api/v1/partner/venues/${venueId}`, { key })).body.data.status,
+      (await call(server(), 'GET', `/api/v1/partner/venues/${venueId}`, { key })).body.data.status,
       'paused',
     );
 
     const revoked = await ops('revoke', '--partner', partner.partner_id, '--venue', venueId);
     t.deepEqual(revoked.json, { partner_id: partner.partner_id, venue_id: venueId, granted: false });
-    t.is((await call(server, 'GET', `/api/v1/partner/venues/${venueId}`, { key })).status, 404);
+    t.is((await call(server(), 'GET', `/api/v1/partner/venues/${venueId}`, { key })).status, 404);
   },
 );
 
@@ -245,14 +196,19 @@ test.serial(
       'venue_id',
     ]);
     t.is(seeded.json.resource_ids.length, 5);
-    const res = await call(server, 'GET', '/api/v1/partner/venues', { key: seeded.json.api_key });
+    const res = await call(server(), 'GET', '/api/v1/partner/venues', { key: seeded.json.api_key });
     t.deepEqual(
       res.body.data.map((v: { venue_id: string }) => v.venue_id),
       [seeded.json.venue_id],
     );
-    const resources = await call(server, 'GET', `/api/v1/partner/venues/${seeded.json.venue_id}/resources`, {
-      key: seeded.json.api_key,
-    });
+    const resources = await call(
+      server(),
+      'GET',
+      `/api/v1/partner/venues/${seeded.json.venue_id}/resources`,
+      {
+        key: seeded.json.api_key,
+      },
+    );
     t.deepEqual(
       resources.body.data.map((r: { resource_id: string }) => r.resource_id),
       seeded.json.resource_ids,
@@ -266,20 +222,6 @@ test.serial(
     const { json: partner } = await ops('partner:create', '--name', 'Existing');
     const { json: venue } = await ops('venue:create', '--name', 'V', '--address', 'A', '--city', 'C');
     const missing = '00000000-0000-4000-8000-000000000000';
-    const resource = [
-      '--type',
-      't',
-      '--sport',
-      's',
-      '--duration',
-      '60',
-      '--price',
-      '100',
-      '--open',
-      '06:00',
-      '--close',
-      '22:00',
-    ];
     await assertRefused(t, [], /no command given/);
     await assertRefused(t, ['partner:delete'], /unknown command "partner:delete"/);
     await assertRefused(t, ['partner:create'], /--name is required/);
@@ -327,62 +269,24 @@ test.serial(
     );
     await assertRefused(t, ['venue:status', '--venue', venue.venue_id, '--status', 'closed'], /--status/);
     await assertRefused(t, ['venue:status', '--venue', missing, '--status', 'paused'], /no venue/);
-    await assertRefused(t, ['resource:create', '--venue', missing, ...resource], /no venue/);
-    await assertRefused(
-      t,
-      ['resource:create', '--venue', venue.venue_id, ...resource.slice(0, -2), '--close', '05:00'],
-      /at least one --duration slot/,
-    );
-    await assertRefused(
-      t,
-      ['resource:create', '--venue', venue.venue_id, ...resource.slice(0, -2), '--close', '25:00'],
-      /--close must be HH:MM/,
-    );
-    await assertRefused(
-      t,
-      ['resource:create', '--venue', venue.venue_id, ...resource, '--closed-on', 'Funday'],
-      /unknown weekday/,
-    );
-    await assertRefused(
-      t,
-      ['resource:create', '--venue', venue.venue_id, ...resource, '--parts', missing],
-      /--parts/,
-    );
+    await assertRefused(t, pitch(missing), /no venue/);
+    await assertRefused(t, pitch(venue.venue_id, '--close', '05:00'), /at least one --duration slot/);
+    await assertRefused(t, pitch(venue.venue_id, '--close', '25:00'), /--close must be HH:MM/);
+    await assertRefused(t, pitch(venue.venue_id, '--closed-on', 'Funday'), /unknown weekday/);
+    await assertRefused(t, pitch(venue.venue_id, '--parts', missing), /--parts/);
     await assertRefused(t, ['grant', '--partner', missing, '--venue', venue.venue_id], /no partner/);
     await assertRefused(t, ['grant', '--partner', partner.partner_id, '--venue', missing], /no venue/);
   },
 );
 
 test.serial('a convertible resource may only be made of plain resources of the same venue', async (t) => {
-  const resource = [
-    '--type',
-    't',
-    '--sport',
-    's',
-    '--duration',
-    '60',
-    '--price',
-    '100',
-    '--open',
-    '06:00',
-    '--close',
-    '22:00',
-  ];
   const a = (await ops('venue:create', '--name', 'A', '--address', 'A', '--city', 'C')).json.venue_id;
   const b = (await ops('venue:create', '--name', 'B', '--address', 'B', '--city', 'C')).json.venue_id;
-  const partA = (await ops('resource:create', '--venue', a, ...resource)).json.resource_id;
-  const partB = (await ops('resource:create', '--venue', b, ...resource)).json.resource_id;
-  await assertRefused(
-    t,
-    ['resource:create', '--venue', a, ...resource, '--parts', partB],
-    /not a non-convertible resource of this venue/,
-  );
-  const whole = (await ops('resource:create', '--venue', a, ...resource, '--parts', partA)).json.resource_id;
-  await assertRefused(
-    t,
-    ['resource:create', '--venue', a, ...resource, '--parts', whole],
-    /not a non-convertible resource/,
-  );
+  const partA = (await ops(...pitch(a))).json.resource_id;
+  const partB = (await ops(...pitch(b))).json.resource_id;
+  await assertRefused(t, pitch(a, '--parts', partB), /not a non-convertible resource of this venue/);
+  const whole = (await ops(...pitch(a, '--parts', partA))).json.resource_id;
+  await assertRefused(t, pitch(a, '--parts', whole), /not a non-convertible resource/);
 });
 
 test.serial('without DATABASE_URL the CLI says so in one line', async (t) => {

@@ -5,7 +5,8 @@ import { buildApp } from '../../api/app.ts';
 import type { Route } from '../../api/route.ts';
 import type { Config } from '../../db/config.ts';
 import type { Knex } from '../../db/knex.ts';
-import type { TestDatabase } from './database.ts';
+import type { TestFn } from 'ava';
+import type { DatabaseHandle, TestDatabase } from './database.ts';
 
 /** A running app. */
 export interface TestServer {
@@ -32,6 +33,23 @@ export async function startApp(
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+/** One app for the whole test file, on the file's database: call the getter inside tests. */
+export function useTestServer<C>(
+  test: TestFn<C>,
+  database: DatabaseHandle,
+  options: Parameters<typeof startApp>[1] = {},
+): () => TestServer {
+  let server: TestServer | undefined;
+  test.before(async () => {
+    server = await startApp(await database.ready(), options);
+  });
+  test.after.always(() => server?.close());
+  return () => {
+    if (!server) throw new Error('the test server is not ready');
+    return server;
   };
 }
 
