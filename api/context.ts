@@ -1,5 +1,6 @@
 /** The types every middleware and route shares: per-request state and the app's dependencies. */
 import type { ParameterizedContext, Middleware } from 'koa';
+import type { PgBoss } from 'pg-boss';
 import type { Config } from '../db/config.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../db/log.ts';
@@ -21,6 +22,8 @@ export type AppMiddleware = Middleware<AppState>;
 /** What the app is built from; tests build apps on their own databases with these. */
 export interface AppDeps {
   db: Knex;
+  /** A started pg-boss, for enqueueing jobs inside use-case transactions. */
+  boss: PgBoss;
   config: Config;
   log: Logger;
 }

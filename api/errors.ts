@@ -99,5 +99,70 @@ export class RateLimitExceededError extends DomainError {
   }
 }
 
+/** 400: the slot cannot be held under the venue's rules (grid, hours, past, lead time, blackout…). */
+export class SlotRejectedError extends DomainError {
+  static override readonly code = 'SLOT_NOT_AVAILABLE';
+}
+
+/** 409: the window is held or booked on this resource. */
+export class SlotTakenError extends DomainError {
+  static override readonly code = 'SLOT_NOT_AVAILABLE';
+  constructor() {
+    super('This slot is already held or booked.');
+  }
+}
+
+/** 409: the resource is free, but a convertible sibling (its whole, or one of its parts) is reserved. */
+export class TransformationConflictError extends DomainError {
+  static override readonly code = 'TRANSFORMATION_CONFLICT';
+  constructor() {
+    super(
+      'The resource is free, but a resource sharing its space (its whole or one of its parts) is reserved.',
+    );
+  }
+}
+
+/** 404: no hold with this id. */
+export class HoldNotFoundError extends DomainError {
+  static override readonly code = 'HOLD_NOT_FOUND';
+  constructor() {
+    super('Hold not found.');
+  }
+}
+
+/** 409: the hold reached its expiry. */
+export class HoldExpiredError extends DomainError {
+  static override readonly code = 'HOLD_EXPIRED';
+  constructor() {
+    super('The hold has expired; place a new hold.');
+  }
+}
+
+/** 409: the hold or booking is not in a state that allows this operation. */
+export class InvalidHoldStateError extends DomainError {
+  static override readonly code = 'INVALID_HOLD_STATE';
+}
+
+/** 409: the hold's slot changed between hold and confirm. */
+export class DoubleBookingAttemptError extends DomainError {
+  static override readonly code = 'DOUBLE_BOOKING_ATTEMPT';
+  constructor() {
+    super('The slot changed between hold and confirm; it is no longer reserved for this hold.');
+  }
+}
+
+/** 409: the idempotency key was used for a different request or operation. */
+export class IdempotencyKeyMismatchError extends DomainError {
+  static override readonly code = 'IDEMPOTENCY_KEY_MISMATCH';
+}
+
+/** 404: no booking with this id. */
+export class BookingNotFoundError extends DomainError {
+  static override readonly code = 'BOOKING_NOT_FOUND';
+  constructor() {
+    super('Booking not found.');
+  }
+}
+
 /** A domain error class, for tables and route declarations. */
 export type DomainErrorClass = (abstract new (...args: never[]) => DomainError) & { readonly code: string };

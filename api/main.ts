@@ -4,6 +4,7 @@
  */
 import { once } from 'node:events';
 import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/config.ts';
+import { createBoss } from '../db/boss.ts';
 import { createDb } from '../db/knex.ts';
 import { createLogger, type Logger } from '../db/log.ts';
 import { onShutdownSignal } from '../db/shutdown.ts';
@@ -21,7 +22,9 @@ export interface WebServer {
 /** Starts the API on `config.port` against `databaseUrl`. */
 export async function startWeb(config: Config, databaseUrl: string, log: Logger): Promise<WebServer> {
   const db = createDb(databaseUrl, { poolMax: 10, applicationName: 'booking-web', log });
-  const app = buildApp({ db, config, log });
+  const boss = createBoss(databaseUrl, 'web', log);
+  await boss.start();
+  const app = buildApp({ db, boss, config, log });
   const server = app.listen(config.port, '0.0.0.0');
   await once(server, 'listening');
   const address = server.address();
@@ -39,6 +42,7 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger)
       const gaveUp = new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS).unref());
       await Promise.race([app.idle(), gaveUp]);
       clearTimeout(cutOff);
+      await boss.stop({ graceful: false });
       await db.destroy();
       log.info('web stopped');
     },

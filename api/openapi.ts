@@ -41,6 +41,9 @@ const InternalErrorExample = {
 const TAGS: Record<string, string> = {
   'Contract and health': 'Unauthenticated: service health and this document.',
   Discovery: 'The venues and bookable resources granted to you.',
+  Availability: 'Slots, prices and availability hints for a venue-local date.',
+  Holds: 'The reservation and mutual-exclusion gate: hold a slot, then confirm or release it.',
+  Bookings: 'Confirmed holds: confirm, read, cancel, refund.',
 };
 
 /** Builds the whole document from the declared routes. */

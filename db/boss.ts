@@ -3,6 +3,7 @@
  * migrate` creates. Jobs are enqueued through `db/jobs.ts`, inside the transaction that causes them.
  */
 import { PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
+import { JOBS } from './jobs.ts';
 import type { Logger } from './log.ts';
 
 /** A queue the service uses, with the options pg-boss applies to every job in it. */
@@ -12,7 +13,10 @@ export type QueueDefinition = Queue;
  * Every queue of the service. Each job module in `workers/` names one of these; a queue is listed
  * here (not in `workers/`) because the web process enqueues into it too.
  */
-export const QUEUES: readonly QueueDefinition[] = [];
+export const QUEUES: readonly QueueDefinition[] = [
+  // Expiry is idempotent, so retries are safe; a job that cannot expire its hold yet is retried.
+  { name: JOBS.holdExpire, retryLimit: 20, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 },
+];
 
 /** Creates (does not start) a pg-boss instance; `role` decides which background duties it runs. */
 export function createBoss(

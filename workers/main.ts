@@ -46,12 +46,24 @@ export async function startWorkers(
   };
 }
 
-/** Runs a batch one job at a time; a throw fails the batch's unfinished jobs for pg-boss to retry. */
+/**
+ * Runs a batch one job at a time. pg-boss settles a batch as a whole, so when any job failed the
+ * batch is failed after every job had its turn, and pg-boss retries them all; that is safe because
+ * handlers are idempotent (a retried job whose work is done returns at once).
+ */
 async function runBatch(module: JobModule, batch: Job<unknown>[], deps: JobDeps): Promise<void> {
+  const failures: unknown[] = [];
   for (const job of batch) {
     const log = deps.log.child({ job: module.name, job_id: job.id });
-    await module.handle(module.payload.parse(job.data), { ...deps, log }, job);
+    try {
+      await module.handle(module.payload.parse(job.data), { ...deps, log }, job);
+    } catch (err) {
+      log.warn({ err }, 'job failed; pg-boss will retry it');
+      failures.push(err);
+    }
   }
+  if (failures.length)
+    throw new AggregateError(failures, `${failures.length} of ${batch.length} jobs failed`);
 }
 
 if (import.meta.main) {

@@ -6,6 +6,7 @@ import type { Job } from 'pg-boss';
 import type { z } from 'zod';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../db/log.ts';
+import { holdExpire } from './hold-expire.ts';
 
 /** What a job handler may use. */
 export interface JobDeps {
@@ -25,4 +26,4 @@ export interface JobModule<P = unknown> {
 }
 
 /** Every job the worker runs. Features add their modules here. */
-export const jobs: readonly JobModule[] = [];
+export const jobs: readonly JobModule[] = [holdExpire];

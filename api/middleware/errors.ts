@@ -6,7 +6,16 @@
  */
 import type { AppContext, AppMiddleware } from '../context.ts';
 import {
+  BookingNotFoundError,
   DomainError,
+  DoubleBookingAttemptError,
+  HoldExpiredError,
+  HoldNotFoundError,
+  IdempotencyKeyMismatchError,
+  InvalidHoldStateError,
+  SlotRejectedError,
+  SlotTakenError,
+  TransformationConflictError,
   NotOwnerError,
   PayloadTooLargeError,
   RateLimitExceededError,
@@ -23,11 +32,20 @@ import { BODY_LIMIT_BYTES } from './json-body.ts';
 /** The only table from domain error to HTTP status. */
 const STATUS = new Map<DomainErrorClass, number>([
   [ValidationError, 400],
+  [SlotRejectedError, 400],
   [UnauthenticatedError, 401],
   [NotOwnerError, 403],
   [VenueNotAuthorizedError, 403],
   [VenueNotFoundError, 404],
+  [HoldNotFoundError, 404],
+  [BookingNotFoundError, 404],
   [RouteNotFoundError, 404],
+  [SlotTakenError, 409],
+  [TransformationConflictError, 409],
+  [HoldExpiredError, 409],
+  [InvalidHoldStateError, 409],
+  [DoubleBookingAttemptError, 409],
+  [IdempotencyKeyMismatchError, 409],
   [PayloadTooLargeError, 413],
   [UnsupportedMediaTypeError, 415],
   [RateLimitExceededError, 429],

@@ -1,7 +1,17 @@
 /** Every route of the API, in one list: `api/app.ts` serves them, `api/openapi.ts` documents them. */
 import type { Route } from '../route.ts';
+import { availabilityRoutes } from './availability.ts';
+import { bookingRoutes } from './bookings.ts';
 import { contractRoutes } from './contract.ts';
 import { healthRoutes } from './health.ts';
+import { holdRoutes } from './holds.ts';
 import { venueRoutes } from './venues.ts';
 
-export const routes: readonly Route[] = [...healthRoutes, ...contractRoutes(() => routes), ...venueRoutes];
+export const routes: readonly Route[] = [
+  ...healthRoutes,
+  ...contractRoutes(() => routes),
+  ...venueRoutes,
+  ...availabilityRoutes,
+  ...holdRoutes,
+  ...bookingRoutes,
+];

@@ -7,6 +7,34 @@ export const Uuid = z.guid({ error: 'must be a UUID' });
 /** An ISO 8601 UTC date-time as every response writes it. */
 export const DateTime = z.iso.datetime();
 
+/** An ISO 8601 date-time with an offset (any), as requests may send it; parsed to a Date. */
+export const DateTimeInput = z.iso
+  .datetime({
+    offset: true,
+    error: 'must be an ISO 8601 date-time with an offset, e.g. 2026-11-22T18:30:00Z',
+  })
+  .transform((value) => new Date(value));
+
+/** A calendar date, YYYY-MM-DD (a real date: 2026-02-30 is refused). */
+export const DateOnly = z.iso.date({ error: 'must be a date, YYYY-MM-DD' });
+
+/** An idempotency key: 1 to 255 characters, scoped to your API key. */
+export const IdempotencyKey = z
+  .string({ error: 'is required (1 to 255 characters)' })
+  .min(1)
+  .max(255)
+  .meta({ description: 'Unique per write; a retry with the same key replays the original result.' });
+
+/** The cancel/refund/release body: a key and an optional reason. */
+export const ReasonBody = z.object({
+  idempotency_key: IdempotencyKey,
+  reason: z.string().max(500).optional(),
+});
+export type ReasonBody = z.infer<typeof ReasonBody>;
+
+/** Accepted and ignored: the caller is always the partner of the API key. */
+export const IgnoredPartnerId = z.unknown().optional().meta({ description: 'Ignored if sent.' });
+
 /** One problem of a VALIDATION_ERROR. */
 export const FieldProblem = z
   .object({

@@ -6,13 +6,19 @@
 import { parseArgs } from 'node:util';
 import { loadConfigOrExit, requireDatabaseUrl } from '../config.ts';
 import { createDb } from '../knex.ts';
+import { bookingRuleCommands } from './booking-rule-commands.ts';
 import { CommandError, type Command } from './command.ts';
 import { demoSeedCommand } from './demo-seed.ts';
 import { partnerCommands } from './partner-commands.ts';
 import { venueCommands } from './venue-commands.ts';
 
 /** Every operator command. */
-export const COMMANDS: readonly Command[] = [...partnerCommands, ...venueCommands, demoSeedCommand];
+export const COMMANDS: readonly Command[] = [
+  ...partnerCommands,
+  ...venueCommands,
+  ...bookingRuleCommands,
+  demoSeedCommand,
+];
 
 class UsageError extends Error {}
 

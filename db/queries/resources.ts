@@ -63,3 +63,23 @@ export async function findPlainOfVenue(db: Knex, venueId: string, ids: string[])
     .whereNotExists(db('resource_parts as p').whereRaw('p.resource_id = r.id'))) as { id: string }[];
   return rows.map((r) => r.id);
 }
+
+/** The physical units a resource occupies: its parts when convertible, else itself. */
+export async function unitsOf(db: Knex, resourceId: string): Promise<string[]> {
+  const { rows } = await db.raw<{ rows: { units: string[] }[] }>('select resource_units(?) as units', [
+    resourceId,
+  ]);
+  return rows[0]!.units;
+}
+
+/** A resource of a venue, or undefined (also for ids that are not uuids). */
+export async function findOfVenue(
+  db: Knex,
+  venueId: string,
+  resourceId: string,
+): Promise<ResourceRow | undefined> {
+  if (!UUID.test(resourceId)) return undefined;
+  return db<ResourceRow>('resources').where({ id: resourceId, venue_id: venueId }).first();
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -5,17 +5,20 @@
  */
 import type { TestFn } from 'ava';
 import { randomBytes } from 'node:crypto';
+import type { PgBoss } from 'pg-boss';
+import { createBoss } from '../../db/boss.ts';
 import { loadConfig, type Config } from '../../db/config.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../db/database-url.ts';
 import { createDb, type Knex } from '../../db/knex.ts';
 import { createLogger, type Logger } from '../../db/log.ts';
 
-/** What every test file gets: its database, a pool on it, and a quiet logger. */
+/** What every test file gets: its database, a pool and a started pg-boss on it, a quiet logger. */
 export interface TestDatabase {
   name: string;
   url: string;
   adminUrl: string;
   db: Knex;
+  boss: PgBoss;
   log: Logger;
   config: Config;
 }
@@ -43,7 +46,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const url = withDatabase(adminUrl, name);
   const config = testConfig({ DATABASE_URL: url });
   const log = createLogger(config.logLevel);
-  return { name, url, adminUrl, db: createDb(url, { poolMax: 10, log }), log, config };
+  const boss = createBoss(url, 'web', log);
+  await boss.start();
+  return { name, url, adminUrl, db: createDb(url, { poolMax: 10, log }), boss, log, config };
 }
 
 /** The file's database: call it inside tests; await `.ready()` inside other `before` hooks. */
@@ -64,6 +69,7 @@ export function useTestDatabase<C>(test: TestFn<C>): DatabaseHandle {
   });
   test.after.always(async () => {
     if (!database) return;
+    await database.boss.stop({ graceful: false });
     await database.db.destroy();
     if (failed && process.env.KEEP_TEST_DB === '1') console.log(`kept test database ${database.name}`);
     else await dropDatabase(database.adminUrl, database.name);

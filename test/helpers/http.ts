@@ -20,7 +20,12 @@ export async function startApp(
   options: { routes?: readonly Route[]; config?: Config; db?: Knex } = {},
 ): Promise<TestServer> {
   const app = buildApp(
-    { db: options.db ?? database.db, config: options.config ?? database.config, log: database.log },
+    {
+      db: options.db ?? database.db,
+      boss: database.boss,
+      config: options.config ?? database.config,
+      log: database.log,
+    },
     options.routes,
   );
   const server = app.listen(0, '127.0.0.1');

@@ -1,0 +1,62 @@
+/**
+ * Idempotent writes. The key is claimed in the transaction of the effect, first: a retry either
+ * replays the committed result or waits for the attempt in flight and then replays it; it never
+ * runs the effect twice, and a failed attempt (its transaction rolled back) leaves the key unused.
+ * Keys are scoped per partner across all operations (CONTRACT.md).
+ */
+import { createHash } from 'node:crypto';
+import type { Knex } from '../db/knex.ts';
+import * as idempotencyKeys from '../db/queries/idempotency-keys.ts';
+import { IdempotencyKeyMismatchError } from './errors.ts';
+import type { RouteResult } from './route.ts';
+
+/** A keyed write: who, with which key, which operation, and the logical request it stands for. */
+export interface IdempotentWrite {
+  partnerId: string;
+  key: string;
+  operation: 'hold' | 'confirm' | 'hold_release' | 'booking_cancel' | 'booking_refund' | 'package_purchase';
+  /** What makes two requests "the same logical request" (see `fingerprint()`). */
+  request: unknown;
+  /** Holds replay the original hold for any body under the same key (the spec's rule 3). */
+  replayAnyRequest?: boolean;
+}
+
+/** Runs `effect` once per key, inside `trx`, or replays the result stored for the key. */
+export async function withIdempotency(
+  trx: Knex.Transaction,
+  write: IdempotentWrite,
+  effect: () => Promise<RouteResult>,
+): Promise<RouteResult> {
+  const print = fingerprint(write.request);
+  const claimed = await idempotencyKeys.claim(trx, { ...write, fingerprint: print });
+  if (!claimed) {
+    const record = (await idempotencyKeys.find(trx, write.partnerId, write.key))!;
+    if (record.operation !== write.operation) {
+      throw new IdempotencyKeyMismatchError('This idempotency_key was already used for another operation.');
+    }
+    if (!write.replayAnyRequest && record.fingerprint !== print) {
+      throw new IdempotencyKeyMismatchError('This idempotency_key was already used for a different request.');
+    }
+    return { status: record.status_code!, body: record.response };
+  }
+  const result = await effect();
+  await idempotencyKeys.complete(trx, write.partnerId, write.key, result.status, result.body);
+  return result;
+}
+
+/** A stable hash of a request: the same fields and values give the same print, in any key order. */
+export function fingerprint(request: unknown): string {
+  return createHash('sha256').update(stableJson(request)).digest('hex');
+}
+
+function stableJson(value: unknown): string {
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,59 @@
+/** Holds, bookings and slots as the API shows them. */
+import type { BookingRow } from '../../db/queries/bookings.ts';
+import type { HoldRow } from '../../db/queries/holds.ts';
+import type { SlotRow } from '../../db/queries/slots.ts';
+import { slotId } from '../../db/slot-id.ts';
+import type { AvailabilitySlot } from '../routes/availability.schemas.ts';
+import type { BookingDetail, BookingListItem } from '../routes/bookings.schemas.ts';
+import type { HoldResponse } from '../routes/holds.schemas.ts';
+
+export function presentHold(hold: HoldRow): HoldResponse {
+  return {
+    hold_id: hold.id,
+    slot_id: hold.slot_id,
+    status: 'ACTIVE',
+    hold_expiry_at: hold.hold_expiry_at.toISOString(),
+    price_rupees: hold.price_rupees,
+  };
+}
+
+export function presentBookingListItem(b: BookingRow): BookingListItem {
+  return {
+    booking_id: b.id,
+    hold_id: b.hold_id,
+    slot_id: b.slot_id,
+    venue_id: b.venue_id,
+    partner_id: b.partner_id,
+    resource_id: b.resource_id,
+    slot_start: b.slot_start.toISOString(),
+    slot_end: b.slot_end.toISOString(),
+    status: b.status,
+    booked_at: b.booked_at.toISOString(),
+    price_rupees: b.price_rupees,
+    customer_name: b.customer_name,
+    customer_phone: b.customer_phone,
+    payment_method: b.payment_method,
+    package_purchase_id: b.package_purchase_id,
+  };
+}
+
+export function presentBookingDetail(b: BookingRow): BookingDetail {
+  return {
+    ...presentBookingListItem(b),
+    payment_reference: b.payment_reference,
+    customer_email: b.customer_email,
+    cancelled_at: b.cancelled_at?.toISOString() ?? null,
+    refunded_at: b.refunded_at?.toISOString() ?? null,
+  };
+}
+
+export function presentSlot(slot: SlotRow): AvailabilitySlot {
+  return {
+    slot_id: slotId(slot.resource_id, slot.slot_start),
+    resource_id: slot.resource_id,
+    slot_start: slot.slot_start.toISOString(),
+    slot_end: slot.slot_end.toISOString(),
+    price_rupees: slot.price_rupees,
+    is_available: slot.bookable && !slot.taken,
+  };
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { DateOnly, DateTime, Uuid } from './shared.schemas.ts';
+
+export const AvailabilityQuery = z.object({
+  venue_id: Uuid,
+  date: DateOnly.meta({ description: 'Venue-local date.' }),
+  resource_id: z.string().min(1).max(100).optional(),
+});
+export type AvailabilityQuery = z.infer<typeof AvailabilityQuery>;
+
+export const AvailabilitySlot = z
+  .object({
+    slot_id: Uuid,
+    resource_id: z.string(),
+    slot_start: DateTime,
+    slot_end: DateTime,
+    price_rupees: z.number().int(),
+    is_available: z.boolean().meta({ description: 'A hint only: true is not a reservation.' }),
+  })
+  .meta({ id: 'AvailabilitySlot' });
+export type AvailabilitySlot = z.infer<typeof AvailabilitySlot>;
+
+export const AvailabilityResponse = z
+  .object({ venue_id: Uuid, date: z.string(), slots: z.array(AvailabilitySlot) })
+  .meta({ id: 'Availability' });

@@ -1,0 +1,93 @@
+/** Holds: place one (the mutual-exclusion gate) and release one. */
+import {
+  HoldExpiredError,
+  HoldNotFoundError,
+  IdempotencyKeyMismatchError,
+  InvalidHoldStateError,
+  NotOwnerError,
+  SlotRejectedError,
+  SlotTakenError,
+  TransformationConflictError,
+  VenueNotAuthorizedError,
+} from '../errors.ts';
+import { defineRoute } from '../route.ts';
+import { createHold } from '../use-cases/create-hold.ts';
+import { releaseHold } from '../use-cases/release-hold.ts';
+import { ReasonBody } from './shared.schemas.ts';
+import { CancelHoldResponse, CreateHoldBody, HoldParams, HoldResponse } from './holds.schemas.ts';
+
+const tag = 'Holds';
+
+export const holdRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/bookings/hold',
+    operationId: 'createHold',
+    summary: 'Hold a slot',
+    description:
+      'Reserves the window until `hold_expiry_at`; confirm it after taking payment. The same idempotency_key ' +
+      'always returns the original hold with 201, even for a different body. 409 SLOT_NOT_AVAILABLE when the ' +
+      'window is held or booked; 409 TRANSFORMATION_CONFLICT when a convertible sibling (the whole, or a part) ' +
+      'is reserved; 400 SLOT_NOT_AVAILABLE when the venue rules refuse the slot.',
+    tag,
+    auth: true,
+    body: CreateHoldBody,
+    responses: {
+      201: {
+        description: 'The hold (or, for a repeated key, the original hold).',
+        schema: HoldResponse,
+        example: {
+          hold_id: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+          slot_id: '5b1f3c7e-2d4a-5e8b-9c1d-7f2a4b6c8d0e',
+          status: 'ACTIVE',
+          hold_expiry_at: '2026-11-22T10:45:00.000Z',
+          price_rupees: 500,
+        },
+      },
+    },
+    errors: [
+      SlotRejectedError,
+      VenueNotAuthorizedError,
+      SlotTakenError,
+      TransformationConflictError,
+      IdempotencyKeyMismatchError,
+    ],
+    async handler({ partnerId, body }, deps) {
+      return createHold(deps, partnerId, body);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/partner/holds/{holdId}/cancel',
+    operationId: 'releaseHold',
+    summary: 'Release a hold',
+    description:
+      'Frees the slot of an ACTIVE hold before its expiry. A retry with the same key answers 200 again.',
+    tag,
+    auth: true,
+    params: HoldParams,
+    body: ReasonBody,
+    responses: {
+      200: {
+        description: 'Released.',
+        schema: CancelHoldResponse,
+        example: {
+          message: 'Hold released.',
+          hold_id: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+          status: 'CANCELLED',
+        },
+      },
+    },
+    errors: [
+      NotOwnerError,
+      VenueNotAuthorizedError,
+      HoldNotFoundError,
+      HoldExpiredError,
+      InvalidHoldStateError,
+      IdempotencyKeyMismatchError,
+    ],
+    async handler({ partnerId, params, body }, { db }) {
+      return releaseHold(db, partnerId, params.holdId, body);
+    },
+  }),
+];

@@ -1,0 +1,39 @@
+/** POST /partner/holds/{holdId}/cancel: an ACTIVE hold is released before its expiry. */
+import { recordHoldEvent } from '../../db/events.ts';
+import type { Knex } from '../../db/knex.ts';
+import * as holds from '../../db/queries/holds.ts';
+import * as reservations from '../../db/queries/reservations.ts';
+import { HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
+import { withIdempotency } from '../idempotency.ts';
+import type { RouteResult } from '../route.ts';
+import type { ReasonBody } from '../routes/shared.schemas.ts';
+import { lockOwnHold } from './own-records.ts';
+
+/** Releases the caller's hold, or replays the release made with the same key. */
+export async function releaseHold(
+  db: Knex,
+  partnerId: string,
+  holdId: string,
+  input: ReasonBody,
+): Promise<RouteResult> {
+  const write = {
+    partnerId,
+    key: input.idempotency_key,
+    operation: 'hold_release' as const,
+    request: { holdId },
+  };
+  return db.transaction((trx) =>
+    withIdempotency(trx, write, async () => {
+      const hold = await lockOwnHold(trx, partnerId, holdId);
+      if (hold.status === 'EXPIRED') throw new HoldExpiredError();
+      if (hold.status !== 'ACTIVE') {
+        throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be released.`);
+      }
+      if (await holds.isPastExpiry(trx, hold)) throw new HoldExpiredError();
+      const cancelled = (await holds.cancel(trx, hold.id, input.reason ?? null))!;
+      await reservations.release(trx, hold.id);
+      await recordHoldEvent(trx, 'hold_cancelled', cancelled);
+      return { status: 200, body: { message: 'Hold released.', hold_id: hold.id, status: 'CANCELLED' } };
+    }),
+  );
+}

@@ -1,0 +1,18 @@
+/**
+ * Expiring a hold: the one transition that both the `hold.expire` job and a new hold on the same
+ * window perform. The conditional update makes it happen at most once, so `hold_expired` is
+ * recorded exactly once however late, often or concurrently expiry is attempted.
+ */
+import { recordHoldEvent } from './events.ts';
+import type { Knex } from './knex.ts';
+import * as holds from './queries/holds.ts';
+import * as reservations from './queries/reservations.ts';
+
+/** Expires the hold if it is ACTIVE and due; true if this call expired it. */
+export async function expireHoldIfDue(trx: Knex, holdId: string): Promise<boolean> {
+  const expired = await holds.expireIfDue(trx, holdId);
+  if (!expired) return false;
+  await reservations.release(trx, holdId);
+  await recordHoldEvent(trx, 'hold_expired', expired);
+  return true;
+}

@@ -1,0 +1,32 @@
+/**
+ * Job names and payloads, declared once for both edges, and `enqueue()`, the one way to send a job:
+ * inside the caller's transaction, so the job exists if and only if the change that causes it
+ * commits.
+ */
+import { fromKnex, type PgBoss } from 'pg-boss';
+import { z } from 'zod';
+import type { Knex } from './knex.ts';
+
+/** Stable job names (never derived from file or class names). */
+export const JOBS = {
+  holdExpire: 'hold.expire',
+} as const;
+
+/** Payloads are ids, never snapshots: handlers re-read the row. */
+export const PAYLOADS = {
+  [JOBS.holdExpire]: z.object({ hold_id: z.guid() }),
+} satisfies Record<(typeof JOBS)[keyof typeof JOBS], z.ZodType>;
+
+export type JobName = keyof typeof PAYLOADS;
+export type JobPayload<N extends JobName> = z.infer<(typeof PAYLOADS)[N]>;
+
+/** Sends a job through `trx`'s connection; `startAfter` schedules it. */
+export async function enqueue<N extends JobName>(
+  boss: PgBoss,
+  trx: Knex.Transaction,
+  name: N,
+  payload: JobPayload<N>,
+  options: { startAfter?: Date } = {},
+): Promise<void> {
+  await boss.send(name, payload, { ...options, db: fromKnex(trx) });
+}

@@ -1,0 +1,222 @@
+/**
+ * Booking core: price rules, blackouts, memberships, holds, the reservations that make double
+ * booking impossible, bookings, durable idempotency records, the event record of every state
+ * change, and `venue_slots()`, the one definition of a venue's slot grid that availability and
+ * holds both read.
+ */
+import type { Knex } from 'knex';
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`
+    -- A price for matching slots of a resource. The most specific matching rule wins (a date over
+    -- weekdays with hours over weekdays over hours alone over none), the newest among equals.
+    create table price_rules (
+      id uuid primary key default gen_random_uuid(),
+      resource_id uuid not null references resources (id) on delete cascade,
+      price_rupees integer not null check (price_rupees between 0 and 10000000),
+      days smallint[] check (days <@ array[1, 2, 3, 4, 5, 6, 7]::smallint[] and cardinality(days) > 0),
+      from_time time,
+      to_time time,
+      on_date date,
+      specificity smallint generated always as (
+        (case when on_date is not null then 4 else 0 end) +
+        (case when days is not null then 2 else 0 end) +
+        (case when from_time is not null then 1 else 0 end)
+      ) stored,
+      created_at timestamptz not null default clock_timestamp(),
+      check ((from_time is null) = (to_time is null) and (from_time is null or from_time < to_time)),
+      check (on_date is null or days is null)
+    );
+    create index price_rules_resource_idx on price_rules (resource_id);
+
+    -- A window in which a venue (unit_ids null) or some units cannot be booked. unit_ids are the
+    -- physical units of the resource named at creation, so a blackout on a full pitch covers its
+    -- halves and one on a half covers the full pitch.
+    create table blackouts (
+      id uuid primary key default gen_random_uuid(),
+      venue_id uuid not null references venues (id) on delete cascade,
+      resource_id uuid references resources (id) on delete cascade,
+      unit_ids uuid[],
+      during tstzrange not null check (not isempty(during)),
+      reason text,
+      created_at timestamptz not null default now()
+    );
+    create index blackouts_venue_during_idx on blackouts using gist (venue_id, during);
+
+    create table memberships (
+      id uuid primary key default gen_random_uuid(),
+      venue_id uuid not null references venues (id) on delete cascade,
+      customer_phone text not null,
+      discount_percent integer not null check (discount_percent between 1 and 100),
+      expires_at timestamptz,
+      created_at timestamptz not null default now()
+    );
+    create index memberships_venue_phone_idx on memberships (venue_id, customer_phone);
+
+    create table holds (
+      id uuid primary key default gen_random_uuid(),
+      partner_id uuid not null references partners (id),
+      venue_id uuid not null references venues (id),
+      resource_id uuid not null references resources (id),
+      slot_id uuid not null,
+      slot_start timestamptz not null,
+      slot_end timestamptz not null,
+      status text not null default 'ACTIVE' check (status in ('ACTIVE', 'CANCELLED', 'EXPIRED', 'CONFIRMED')),
+      hold_expiry_at timestamptz not null,
+      price_rupees integer not null,
+      customer_phone text,
+      created_at timestamptz not null default now(),
+      updated_at timestamptz not null default now(),
+      cancelled_at timestamptz,
+      cancel_reason text,
+      expired_at timestamptz,
+      check (slot_start < slot_end)
+    );
+    create index holds_partner_idx on holds (partner_id);
+
+    -- One row per physical unit a hold or booking occupies. The exclusion constraint is what makes
+    -- double booking impossible; application checks only choose the error message. expires_at is
+    -- the hold's expiry while it is only held and null once booked: a row past it blocks nobody,
+    -- and the next hold on its window expires its hold first.
+    create table reservations (
+      id bigint generated always as identity primary key,
+      hold_id uuid not null references holds (id),
+      unit_id uuid not null references resources (id),
+      resource_id uuid not null,
+      during tstzrange not null,
+      active boolean not null default true,
+      expires_at timestamptz,
+      constraint reservations_no_overlap exclude using gist (unit_id with =, during with &&) where (active)
+    );
+    create index reservations_hold_idx on reservations (hold_id);
+
+    create table bookings (
+      id uuid primary key default gen_random_uuid(),
+      hold_id uuid not null unique references holds (id),
+      partner_id uuid not null references partners (id),
+      venue_id uuid not null references venues (id),
+      resource_id uuid not null references resources (id),
+      slot_id uuid not null,
+      slot_start timestamptz not null,
+      slot_end timestamptz not null,
+      status text not null default 'BOOKED' check (status in ('BOOKED', 'CANCELLED', 'REFUNDED')),
+      booked_at timestamptz not null default now(),
+      price_rupees integer not null,
+      payment_reference text not null,
+      payment_method text,
+      package_purchase_id uuid,
+      customer_name text not null,
+      customer_phone text not null,
+      customer_email text,
+      cancelled_at timestamptz,
+      cancel_reason text,
+      refunded_at timestamptz,
+      refund_reason text
+    );
+    create index bookings_partner_booked_idx on bookings (partner_id, booked_at desc, id desc);
+
+    -- Durable idempotency: written in the transaction of the effect, so a retry replays a committed
+    -- result or waits on the unique key for the one in flight; a failed attempt leaves no record.
+    create table idempotency_keys (
+      partner_id uuid not null references partners (id),
+      key text not null,
+      operation text not null,
+      fingerprint text not null,
+      status_code integer,
+      -- json, not jsonb: a replay returns the body exactly as first sent, key order included.
+      response json,
+      created_at timestamptz not null default now(),
+      primary key (partner_id, key)
+    );
+
+    -- One row per committed state change of a hold or booking (written in the same transaction).
+    create table events (
+      id uuid primary key default gen_random_uuid(),
+      event_type text not null,
+      venue_id uuid not null,
+      partner_id uuid not null,
+      hold_id uuid,
+      booking_id uuid,
+      slot_id uuid not null,
+      occurred_at timestamptz not null default now(),
+      details jsonb not null default '{}'
+    );
+    create index events_hold_idx on events (hold_id);
+    create index events_booking_idx on events (booking_id);
+  `);
+
+  await knex.raw(`
+    -- The physical units of a resource: its parts when convertible, else itself.
+    create function resource_units(p_resource_id uuid) returns uuid[] language sql stable as $$
+      select coalesce(
+        (select array_agg(part_id order by part_id) from resource_parts where resource_id = p_resource_id),
+        array[p_resource_id])
+    $$;
+
+    -- The slot grid of a venue (or one resource) on a venue-local date. A resource's grid starts at
+    -- its opening time and steps by its duration while the slot ends by closing time, on days it is
+    -- open, from today to max_advance_days ahead. bookable: the booking rules allow a hold (venue
+    -- active, starts after now plus the lead time, no blackout); taken: a live reservation of one
+    -- of its units overlaps it.
+    create function venue_slots(p_venue_id uuid, p_date date, p_resource_id uuid default null)
+    returns table (
+      resource_id uuid, slot_start timestamptz, slot_end timestamptz,
+      price_rupees integer, bookable boolean, taken boolean
+    ) language sql stable as $$
+      with r as (
+        select r.*, resource_units(r.id) as units
+        from resources r
+        where r.venue_id = p_venue_id and (p_resource_id is null or r.id = p_resource_id)
+      ), s as (
+        select r.id, r.units, r.price_rupees as base_price, v.status, v.min_lead_minutes,
+               p_date + r.opens_at + make_interval(mins => i * r.duration_minutes) as local_start,
+               (p_date + r.opens_at + make_interval(mins => (i + 1) * r.duration_minutes))
+                 at time zone v.timezone as slot_end,
+               (p_date + r.opens_at + make_interval(mins => i * r.duration_minutes))
+                 at time zone v.timezone as slot_start
+        from venues v
+        join r on true
+        cross join lateral generate_series(
+          0, (extract(epoch from r.closes_at - r.opens_at)::integer / 60 - r.duration_minutes)
+               / r.duration_minutes) as i
+        where v.id = p_venue_id
+          and not extract(isodow from p_date)::smallint = any (r.closed_on)
+          and p_date between (now() at time zone v.timezone)::date
+                         and (now() at time zone v.timezone)::date + v.max_advance_days
+      )
+      select s.id, s.slot_start, s.slot_end,
+        coalesce((
+          select pr.price_rupees from price_rules pr
+          where pr.resource_id = s.id
+            and (pr.on_date is null or pr.on_date = p_date)
+            and (pr.days is null or extract(isodow from p_date)::smallint = any (pr.days))
+            and (pr.from_time is null
+                 or (s.local_start::time >= pr.from_time and s.local_start::time < pr.to_time))
+          order by pr.specificity desc, pr.created_at desc, pr.id desc
+          limit 1), s.base_price),
+        s.status = 'active'
+          and s.slot_start > now() + make_interval(mins => s.min_lead_minutes)
+          and not exists (
+            select 1 from blackouts b
+            where b.venue_id = p_venue_id
+              and b.during && tstzrange(s.slot_start, s.slot_end)
+              and (b.unit_ids is null or b.unit_ids && s.units)),
+        exists (
+          select 1 from reservations rv
+          where rv.active and rv.unit_id = any (s.units)
+            and rv.during && tstzrange(s.slot_start, s.slot_end)
+            and (rv.expires_at is null or rv.expires_at > now()))
+      from s
+      order by s.slot_start, s.id
+    $$;
+  `);
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.raw(`
+    drop function if exists venue_slots(uuid, date, uuid);
+    drop function if exists resource_units(uuid);
+    drop table if exists events, idempotency_keys, bookings, reservations, holds, memberships, blackouts,
+      price_rules;
+  `);
+}

@@ -1,0 +1,262 @@
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import * as grants from '../../db/queries/venue-grants.ts';
+import {
+  confirm,
+  eventTypes,
+  gridSlots,
+  hold,
+  localDate,
+  makeBookingWorld,
+  makeOverdue,
+  type BookingWorld,
+} from '../helpers/booking.ts';
+import { useTestDatabase } from '../helpers/database.ts';
+import { makePartner } from '../helpers/factories.ts';
+import { call, useTestServer } from '../helpers/http.ts';
+import { assertDocumented } from '../helpers/openapi.ts';
+
+const database = useTestDatabase(test);
+const server = useTestServer(test, database);
+
+async function booked(w: BookingWorld, slotIndex: number, extra: Record<string, unknown> = {}) {
+  const slots = await gridSlots(database().db, w.venueId, w.court);
+  const h = await hold(server(), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slots[slotIndex]!.slot_start,
+  });
+  const c = await confirm(server(), w.apiKey, { hold_id: h.body.hold_id, ...extra });
+  if (c.status !== 201) throw new Error(c.text);
+  return {
+    holdId: h.body.hold_id as string,
+    bookingId: c.body.booking_id as string,
+    slotStart: slots[slotIndex]!.slot_start,
+  };
+}
+
+const post = (path: string, key: string, body: Record<string, unknown>) =>
+  call(server(), 'POST', `/api/v1${path}`, { key, body });
+
+test('release: ACTIVE → CANCELLED frees the slot; a retry replays 200; wrong states and owners answer 4xx', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const [slot] = await gridSlots(db, w.venueId, w.court);
+  const h = await hold(server(), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slot!.slot_start,
+  });
+  const key = randomUUID();
+  const stranger = await makePartner(db);
+  const foreign = await post(`/partner/holds/${h.body.hold_id}/cancel`, stranger.apiKey, {
+    idempotency_key: randomUUID(),
+  });
+  t.is(foreign.status, 403);
+  t.is(foreign.body.error, 'UNAUTHORIZED');
+
+  const released = await post(`/partner/holds/${h.body.hold_id}/cancel`, w.apiKey, {
+    idempotency_key: key,
+    reason: 'customer left',
+  });
+  t.is(released.status, 200);
+  assertDocumented(t, 'POST /partner/holds/{holdId}/cancel', released);
+  t.deepEqual(released.body, { message: 'Hold released.', hold_id: h.body.hold_id, status: 'CANCELLED' });
+  const replay = await post(`/partner/holds/${h.body.hold_id}/cancel`, w.apiKey, { idempotency_key: key });
+  t.is(replay.status, 200);
+  t.deepEqual(replay.body, released.body);
+  const again = await post(`/partner/holds/${h.body.hold_id}/cancel`, w.apiKey, {
+    idempotency_key: randomUUID(),
+  });
+  t.is(again.status, 409);
+  t.is(again.body.error, 'INVALID_HOLD_STATE');
+  t.deepEqual(await eventTypes(db, h.body.hold_id), ['hold_created', 'hold_cancelled']);
+  t.is(
+    (
+      await hold(server(), w.apiKey, {
+        venue_id: w.venueId,
+        resource_id: w.court,
+        slot_start: slot!.slot_start,
+      })
+    ).status,
+    201,
+    'the slot is free again',
+  );
+
+  const missing = await post(`/partner/holds/${randomUUID()}/cancel`, w.apiKey, {
+    idempotency_key: randomUUID(),
+  });
+  t.is(missing.status, 404);
+  t.is(missing.body.error, 'HOLD_NOT_FOUND');
+  const [, second] = await gridSlots(db, w.venueId, w.court);
+  const late = await hold(server(), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: second!.slot_start,
+  });
+  await makeOverdue(db, late.body.hold_id);
+  t.is(
+    (await post(`/partner/holds/${late.body.hold_id}/cancel`, w.apiKey, { idempotency_key: randomUUID() }))
+      .body.error,
+    'HOLD_EXPIRED',
+  );
+});
+
+test('cancel: BOOKED → CANCELLED frees the slot; replay 200; cancel again 409 INVALID_HOLD_STATE; refund then works', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const b = await booked(w, 0);
+  const key = randomUUID();
+  const cancelled = await post(`/bookings/${b.bookingId}/cancel`, w.apiKey, {
+    idempotency_key: key,
+    reason: 'rain',
+  });
+  t.is(cancelled.status, 200);
+  assertDocumented(t, 'POST /bookings/{bookingId}/cancel', cancelled);
+  t.is(cancelled.body.status, 'CANCELLED');
+  const replay = await post(`/bookings/${b.bookingId}/cancel`, w.apiKey, { idempotency_key: key });
+  t.is(replay.status, 200);
+  t.deepEqual(replay.body, cancelled.body);
+  const twice = await post(`/bookings/${b.bookingId}/cancel`, w.apiKey, { idempotency_key: randomUUID() });
+  t.is(twice.status, 409);
+  t.is(twice.body.error, 'INVALID_HOLD_STATE');
+  const mismatch = await post(`/bookings/${b.bookingId}/refund`, w.apiKey, { idempotency_key: key });
+  t.is(mismatch.status, 409);
+  t.is(mismatch.body.error, 'IDEMPOTENCY_KEY_MISMATCH', 'the cancel key cannot refund');
+  t.is(
+    (await hold(server(), w.apiKey, { venue_id: w.venueId, resource_id: w.court, slot_start: b.slotStart }))
+      .status,
+    201,
+    'slot freed',
+  );
+
+  const refunded = await post(`/bookings/${b.bookingId}/refund`, w.apiKey, { idempotency_key: randomUUID() });
+  t.is(refunded.status, 200);
+  t.is(refunded.body.status, 'REFUNDED');
+  const detail = await call(server(), 'GET', `/api/v1/bookings/${b.bookingId}`, { key: w.apiKey });
+  t.is(detail.body.status, 'REFUNDED');
+  t.truthy(detail.body.cancelled_at);
+  t.truthy(detail.body.refunded_at);
+  assertDocumented(t, 'GET /bookings/{bookingId}', detail);
+  t.deepEqual(await eventTypes(db, b.holdId), [
+    'hold_created',
+    'booking_created',
+    'booking_cancelled',
+    'booking_refunded',
+  ]);
+});
+
+test('refund: BOOKED → REFUNDED frees the slot; refund again without the key is 409; with the key replays', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const b = await booked(w, 1);
+  const key = randomUUID();
+  const refunded = await post(`/bookings/${b.bookingId}/refund`, w.apiKey, { idempotency_key: key });
+  t.is(refunded.status, 200);
+  t.deepEqual(
+    (await post(`/bookings/${b.bookingId}/refund`, w.apiKey, { idempotency_key: key })).body,
+    refunded.body,
+  );
+  const again = await post(`/bookings/${b.bookingId}/refund`, w.apiKey, { idempotency_key: randomUUID() });
+  t.is(again.status, 409);
+  t.is(again.body.error, 'INVALID_HOLD_STATE');
+  const cancelAfter = await post(`/bookings/${b.bookingId}/cancel`, w.apiKey, {
+    idempotency_key: randomUUID(),
+  });
+  t.is(cancelAfter.body.error, 'INVALID_HOLD_STATE');
+  t.is(
+    (await hold(server(), w.apiKey, { venue_id: w.venueId, resource_id: w.court, slot_start: b.slotStart }))
+      .status,
+    201,
+  );
+  const otherBooking = await booked(w, 2);
+  const reusedKey = await post(`/bookings/${otherBooking.bookingId}/refund`, w.apiKey, {
+    idempotency_key: key,
+  });
+  t.is(reusedKey.body.error, 'IDEMPOTENCY_KEY_MISMATCH', 'the key belongs to another booking');
+});
+
+test("cancel and refund: 404 for unknown, 403 UNAUTHORIZED for another partner's, 403 VENUE_NOT_AUTHORIZED after revoke", async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const b = await booked(w, 3);
+  const stranger = await makePartner(db);
+  for (const op of ['cancel', 'refund']) {
+    const missing = await post(`/bookings/${randomUUID()}/${op}`, w.apiKey, {
+      idempotency_key: randomUUID(),
+    });
+    t.is(missing.status, 404);
+    t.is(missing.body.error, 'BOOKING_NOT_FOUND');
+    const foreign = await post(`/bookings/${b.bookingId}/${op}`, stranger.apiKey, {
+      idempotency_key: randomUUID(),
+    });
+    t.is(foreign.status, 403);
+    t.is(foreign.body.error, 'UNAUTHORIZED');
+  }
+  t.is(
+    (await call(server(), 'GET', `/api/v1/bookings/${b.bookingId}`, { key: stranger.apiKey })).status,
+    403,
+  );
+  t.is(
+    (await call(server(), 'GET', `/api/v1/bookings/${randomUUID()}`, { key: w.apiKey })).body.error,
+    'BOOKING_NOT_FOUND',
+  );
+  await grants.revoke(db, w.partnerId, w.venueId);
+  const revoked = await post(`/bookings/${b.bookingId}/cancel`, w.apiKey, { idempotency_key: randomUUID() });
+  t.is(revoked.status, 403);
+  t.is(revoked.body.error, 'VENUE_NOT_AUTHORIZED');
+  t.is(
+    (await call(server(), 'GET', `/api/v1/bookings/${b.bookingId}`, { key: w.apiKey })).status,
+    200,
+    'reads stay allowed',
+  );
+});
+
+test('GET /bookings: only your own, newest first, with every filter and limit', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const other = await makeBookingWorld(db);
+  const first = await booked(w, 0, { customer_name: 'Ravi Kumar', customer_phone: '9000000001' });
+  const second = await booked(w, 1, { customer_name: 'Meera Nair', customer_phone: '+919000000002' });
+  await booked(other, 0);
+  const list = async (query = '') => call(server(), 'GET', `/api/v1/bookings${query}`, { key: w.apiKey });
+
+  const all = await list();
+  t.is(all.status, 200);
+  assertDocumented(t, 'GET /bookings', all);
+  t.deepEqual(
+    all.body.bookings.map((b: { booking_id: string }) => b.booking_id),
+    [second.bookingId, first.bookingId],
+  );
+  t.deepEqual((await list('?limit=1')).body.bookings.length, 1);
+  t.deepEqual(
+    (await list('?customer_name=ravi')).body.bookings.map((b: { booking_id: string }) => b.booking_id),
+    [first.bookingId],
+  );
+  t.deepEqual((await list('?customer_name=%25')).body.bookings, [], '% is a literal character');
+  t.deepEqual(
+    (await list('?customer_phone=9000000002')).body.bookings.map((b: { booking_id: string }) => b.booking_id),
+    [second.bookingId],
+  );
+  t.is(
+    (await list(`?venue_id=${other.venueId}`)).body.bookings.length,
+    0,
+    'venue_id filters within own bookings',
+  );
+  const tomorrow = await localDate(db, w.venueId, 1);
+  const today = await localDate(db, w.venueId, 0);
+  t.is((await list(`?from=${tomorrow}&to=${tomorrow}`)).body.bookings.length, 2);
+  t.is((await list(`?to=${today}`)).body.bookings.length, 0);
+  for (const bad of [
+    '?limit=0',
+    '?limit=101',
+    '?limit=x',
+    '?from=2026-02-30',
+    '?venue_id=1',
+    `?from=${tomorrow}&to=${today}`,
+  ]) {
+    const res = await list(bad);
+    t.is(res.status, 400, bad);
+    t.is(res.body.error, 'VALIDATION_ERROR');
+  }
+});

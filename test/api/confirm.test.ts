@@ -1,0 +1,173 @@
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import * as grants from '../../db/queries/venue-grants.ts';
+import {
+  confirm,
+  eventTypes,
+  gridSlots,
+  hold,
+  makeBookingWorld,
+  makeOverdue,
+  type BookingWorld,
+} from '../helpers/booking.ts';
+import { useTestDatabase } from '../helpers/database.ts';
+import { makePartner } from '../helpers/factories.ts';
+import { call, useTestServer } from '../helpers/http.ts';
+import { assertDocumented } from '../helpers/openapi.ts';
+
+const database = useTestDatabase(test);
+const server = useTestServer(test, database);
+
+/** A world with one fresh hold on the court, `slotIndex` slots into tomorrow. */
+async function held(slotIndex = 0, world?: BookingWorld): Promise<BookingWorld & { holdId: string }> {
+  const w = world ?? (await makeBookingWorld(database().db));
+  const slots = await gridSlots(database().db, w.venueId, w.court);
+  const res = await hold(server(), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slots[slotIndex]!.slot_start,
+  });
+  if (res.status !== 201) throw new Error(res.text);
+  return { ...w, holdId: res.body.hold_id as string };
+}
+
+test('confirm: 201 ConfirmBookingResponse, the hold is CONFIRMED, booking_created recorded', async (t) => {
+  const { db } = database();
+  const w = await held();
+  const res = await confirm(server(), w.apiKey, { hold_id: w.holdId, customer_email: 'asha@example.com' });
+  t.is(res.status, 201, res.text);
+  assertDocumented(t, 'POST /bookings/confirm', res);
+  t.deepEqual(Object.keys(res.body).sort(), ['booked_at', 'booking_id', 'price_rupees', 'slot_id', 'status']);
+  t.is(res.body.status, 'BOOKED');
+  t.is(res.body.price_rupees, 500);
+  t.is((await db('holds').where({ id: w.holdId }).first()).status, 'CONFIRMED');
+  t.deepEqual(await eventTypes(db, w.holdId), ['hold_created', 'booking_created']);
+  const detail = await call(server(), 'GET', `/api/v1/bookings/${res.body.booking_id}`, { key: w.apiKey });
+  t.like(detail.body, {
+    booking_id: res.body.booking_id,
+    hold_id: w.holdId,
+    status: 'BOOKED',
+    customer_name: 'Asha Rao',
+    customer_phone: '+919812345678',
+    customer_email: 'asha@example.com',
+    payment_reference: 'pay-123',
+    payment_method: null,
+    package_purchase_id: null,
+    cancelled_at: null,
+    refunded_at: null,
+  });
+});
+
+test('package_credit_consumed is present only when use_package_credit was sent', async (t) => {
+  const w = await held(0);
+  const withField = await confirm(server(), w.apiKey, { hold_id: w.holdId, use_package_credit: true });
+  t.is(withField.status, 201);
+  t.is(withField.body.package_credit_consumed, false, 'no package purchase: a paid confirm');
+  const w2 = await held(1, w);
+  const withFalse = await confirm(server(), w.apiKey, { hold_id: w2.holdId, use_package_credit: false });
+  t.is(withFalse.body.package_credit_consumed, false);
+  const w3 = await held(2, w);
+  t.false('package_credit_consumed' in (await confirm(server(), w.apiKey, { hold_id: w3.holdId })).body);
+});
+
+test('idempotency: same key and request → the original booking; same key, other request → 409', async (t) => {
+  const w = await held();
+  const key = randomUUID();
+  const first = await confirm(server(), w.apiKey, { hold_id: w.holdId, idempotency_key: key });
+  const again = await confirm(server(), w.apiKey, { hold_id: w.holdId, idempotency_key: key });
+  t.is(again.status, 201);
+  t.deepEqual(again.body, first.body);
+  const different = await confirm(server(), w.apiKey, {
+    hold_id: w.holdId,
+    idempotency_key: key,
+    customer_name: 'Someone Else',
+  });
+  t.is(different.status, 409);
+  t.is(different.body.error, 'IDEMPOTENCY_KEY_MISMATCH');
+  assertDocumented(t, 'POST /bookings/confirm', different);
+
+  const w2 = await held(1, w);
+  const holdKey = randomUUID();
+  const slots = await gridSlots(database().db, w.venueId, w.court);
+  await hold(server(), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slots[5]!.slot_start,
+    idempotency_key: holdKey,
+  });
+  const reused = await confirm(server(), w.apiKey, { hold_id: w2.holdId, idempotency_key: holdKey });
+  t.is(reused.status, 409, 'a hold key cannot confirm');
+  t.is(reused.body.error, 'IDEMPOTENCY_KEY_MISMATCH');
+});
+
+test("unknown hold 404; another partner's hold 403 UNAUTHORIZED before venue authorisation", async (t) => {
+  const { db } = database();
+  const w = await held();
+  const missing = await confirm(server(), w.apiKey, { hold_id: randomUUID() });
+  t.is(missing.status, 404);
+  t.is(missing.body.error, 'HOLD_NOT_FOUND');
+  const stranger = await makePartner(db);
+  const foreign = await confirm(server(), stranger.apiKey, { hold_id: w.holdId });
+  t.is(foreign.status, 403);
+  t.is(foreign.body.error, 'UNAUTHORIZED', 'ownership is checked before the (missing) venue grant');
+  assertDocumented(t, 'POST /bookings/confirm', foreign);
+  await grants.revoke(db, w.partnerId, w.venueId);
+  const revoked = await confirm(server(), w.apiKey, { hold_id: w.holdId });
+  t.is(revoked.status, 403);
+  t.is(revoked.body.error, 'VENUE_NOT_AUTHORIZED');
+});
+
+test('HOLD_EXPIRED past expiry (job run or not); INVALID_HOLD_STATE when confirmed or released', async (t) => {
+  const { db } = database();
+  const w = await held(0);
+  await makeOverdue(db, w.holdId);
+  const overdue = await confirm(server(), w.apiKey, { hold_id: w.holdId });
+  t.is(overdue.status, 409);
+  t.is(overdue.body.error, 'HOLD_EXPIRED');
+  await db('holds').where({ id: w.holdId }).update({ status: 'EXPIRED' });
+  t.is((await confirm(server(), w.apiKey, { hold_id: w.holdId })).body.error, 'HOLD_EXPIRED');
+
+  const w2 = await held(1, w);
+  t.is((await confirm(server(), w.apiKey, { hold_id: w2.holdId })).status, 201);
+  const twice = await confirm(server(), w.apiKey, { hold_id: w2.holdId });
+  t.is(twice.status, 409);
+  t.is(twice.body.error, 'INVALID_HOLD_STATE');
+
+  const w3 = await held(2, w);
+  await call(server(), 'POST', `/api/v1/partner/holds/${w3.holdId}/cancel`, {
+    key: w.apiKey,
+    body: { idempotency_key: randomUUID() },
+  });
+  t.is((await confirm(server(), w.apiKey, { hold_id: w3.holdId })).body.error, 'INVALID_HOLD_STATE');
+});
+
+test('DOUBLE_BOOKING_ATTEMPT when the hold no longer holds its window', async (t) => {
+  const { db } = database();
+  const w = await held();
+  await db('reservations').where({ hold_id: w.holdId }).update({ active: false });
+  const res = await confirm(server(), w.apiKey, { hold_id: w.holdId });
+  t.is(res.status, 409);
+  t.is(res.body.error, 'DOUBLE_BOOKING_ATTEMPT');
+});
+
+test('validation: customer fields, payment reference and key are checked', async (t) => {
+  const w = await held();
+  for (const [body, field] of [
+    [{ customer_name: 'A' }, 'customer_name'],
+    [{ customer_name: 'x'.repeat(101) }, 'customer_name'],
+    [{ customer_phone: '5812345678' }, 'customer_phone'],
+    [{ customer_phone: '+9198123456789' }, 'customer_phone'],
+    [{ customer_email: 'not-an-email' }, 'customer_email'],
+    [{ payment_reference: '' }, 'payment_reference'],
+    [{ idempotency_key: undefined }, 'idempotency_key'],
+    [{ hold_id: 'abc' }, 'hold_id'],
+    [{ use_package_credit: 'yes' }, 'use_package_credit'],
+  ] as const) {
+    const res = await confirm(server(), w.apiKey, { hold_id: w.holdId, ...body });
+    t.is(res.status, 400, field);
+    t.true(
+      res.body.details.some((d: { field: string }) => d.field === field),
+      `${field}: ${res.text}`,
+    );
+  }
+});

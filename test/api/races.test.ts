@@ -1,0 +1,229 @@
+/**
+ * The invariants, proven by racing for real: parallel requests through two apps with two pools
+ * (two web processes), on one database.
+ */
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import { createDb } from '../../db/knex.ts';
+import * as grants from '../../db/queries/venue-grants.ts';
+import { confirm, gridSlots, hold, makeBookingWorld } from '../helpers/booking.ts';
+import { useTestDatabase } from '../helpers/database.ts';
+import { makePartner } from '../helpers/factories.ts';
+import { startApp, type TestServer } from '../helpers/http.ts';
+
+const database = useTestDatabase(test);
+const servers: TestServer[] = [];
+let secondPool: ReturnType<typeof createDb> | undefined;
+test.before(async () => {
+  const db = await database.ready();
+  secondPool = createDb(db.url, { poolMax: 10 });
+  servers.push(await startApp(db), await startApp(db, { db: secondPool }));
+});
+test.after.always(async () => {
+  for (const s of servers) await s.close();
+  await secondPool?.destroy();
+});
+const web = (i: number) => servers[i % 2]!;
+
+async function partnersOf(venueId: string, count: number) {
+  const { db } = database();
+  const keys: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const p = await makePartner(db, { rateLimit: 100_000 });
+    await grants.grant(db, p.partnerId, venueId);
+    keys.push(p.apiKey);
+  }
+  return keys;
+}
+
+const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
+
+test('50 parallel holds on one slot from 50 partners: exactly one 201, the rest 409, no 500', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const [slot] = await gridSlots(db, w.venueId, w.court);
+  const keys = await partnersOf(w.venueId, 50);
+  const results = await Promise.all(
+    keys.map((key, i) =>
+      hold(web(i), key, { venue_id: w.venueId, resource_id: w.court, slot_start: slot!.slot_start }),
+    ),
+  );
+  const statuses = results.map((r) => r.status);
+  t.is(count(statuses, 201), 1, statuses.join(','));
+  t.is(count(statuses, 409), 49);
+  t.true(results.filter((r) => r.status === 409).every((r) => r.body.error === 'SLOT_NOT_AVAILABLE'));
+  t.is(
+    Number((await db('reservations').where({ active: true, unit_id: w.court }).count({ n: '*' }))[0]!.n),
+    1,
+  );
+});
+
+test('parallel holds on a whole and its parts: the winners never overlap, losers get the right 409', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const [slot] = await gridSlots(db, w.venueId, w.full);
+  const keys = await partnersOf(w.venueId, 45);
+  const resources = [w.full, w.halfA, w.halfB];
+  const results = await Promise.all(
+    keys.map((key, i) =>
+      hold(web(i), key, {
+        venue_id: w.venueId,
+        resource_id: resources[i % 3]!,
+        slot_start: slot!.slot_start,
+      }),
+    ),
+  );
+  t.false(results.some((r) => r.status >= 500));
+  const won = results.map((r, i) => (r.status === 201 ? resources[i % 3] : undefined)).filter(Boolean);
+  // Either the whole pitch won alone, or each half was won once.
+  t.true(
+    (won.length === 1 && won[0] === w.full) ||
+      (won.length === 2 && won.includes(w.halfA) && won.includes(w.halfB)),
+    `winners: ${won.join(',')}`,
+  );
+  for (const r of results.filter((x) => x.status !== 201)) {
+    t.is(r.status, 409);
+    t.true(['SLOT_NOT_AVAILABLE', 'TRANSFORMATION_CONFLICT'].includes(r.body.error));
+  }
+  const units = await db('reservations')
+    .where({ active: true })
+    .whereIn('unit_id', [w.halfA, w.halfB])
+    .pluck('unit_id');
+  t.deepEqual([...units].sort(), [w.halfA, w.halfB].sort(), 'each half reserved exactly once');
+});
+
+test('20 parallel confirms with one key: one booking, every answer the same', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const [slot] = await gridSlots(db, w.venueId, w.court);
+  const h = await hold(web(0), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slot!.slot_start,
+  });
+  const key = randomUUID();
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      confirm(web(i), w.apiKey, { hold_id: h.body.hold_id, idempotency_key: key }),
+    ),
+  );
+  t.deepEqual([...new Set(results.map((r) => r.status))], [201]);
+  t.is(new Set(results.map((r) => JSON.stringify(r.body))).size, 1);
+  t.is(Number((await db('bookings').where({ hold_id: h.body.hold_id }).count({ n: '*' }))[0]!.n), 1);
+  t.is(
+    Number(
+      (
+        await db('events').where({ hold_id: h.body.hold_id, event_type: 'booking_created' }).count({ n: '*' })
+      )[0]!.n,
+    ),
+    1,
+  );
+});
+
+test('20 parallel confirms with different keys: one 201, the rest 409 INVALID_HOLD_STATE', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const [, slot] = await gridSlots(db, w.venueId, w.court);
+  const h = await hold(web(0), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slot!.slot_start,
+  });
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => confirm(web(i), w.apiKey, { hold_id: h.body.hold_id })),
+  );
+  const statuses = results.map((r) => r.status);
+  t.is(count(statuses, 201), 1);
+  t.is(count(statuses, 409), 19);
+  t.true(results.filter((r) => r.status === 409).every((r) => r.body.error === 'INVALID_HOLD_STATE'));
+});
+
+test('parallel holds with one idempotency key create one hold and all answer it', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const [, , slot] = await gridSlots(db, w.venueId, w.court);
+  const key = randomUUID();
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      hold(web(i), w.apiKey, {
+        venue_id: w.venueId,
+        resource_id: w.court,
+        slot_start: slot!.slot_start,
+        idempotency_key: key,
+      }),
+    ),
+  );
+  t.deepEqual([...new Set(results.map((r) => r.status))], [201]);
+  t.is(new Set(results.map((r) => r.body.hold_id)).size, 1);
+  t.is(Number((await db('holds').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 1);
+});
+
+test('a retried write replays after a restart of the web process (a new app on a new pool)', async (t) => {
+  const first = database();
+  const w = await makeBookingWorld(first.db);
+  const [, , , slot] = await gridSlots(first.db, w.venueId, w.court);
+  const holdKey = randomUUID();
+  const confirmKey = randomUUID();
+  const h = await hold(web(0), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slot!.slot_start,
+    idempotency_key: holdKey,
+  });
+  const c = await confirm(web(0), w.apiKey, { hold_id: h.body.hold_id, idempotency_key: confirmKey });
+
+  const pool = createDb(first.url, { poolMax: 2 });
+  const restarted = await startApp(first, { db: pool });
+  try {
+    const h2 = await hold(restarted, w.apiKey, {
+      venue_id: w.venueId,
+      resource_id: w.court,
+      slot_start: slot!.slot_start,
+      idempotency_key: holdKey,
+    });
+    const c2 = await confirm(restarted, w.apiKey, { hold_id: h.body.hold_id, idempotency_key: confirmKey });
+    t.is(h2.status, 201);
+    t.deepEqual(h2.body, h.body);
+    t.is(c2.status, 201);
+    t.deepEqual(c2.body, c.body);
+    t.is(c2.text, c.text, 'byte for byte');
+  } finally {
+    await restarted.close();
+    await pool.destroy();
+  }
+});
+
+test('every committed state change has exactly one event; a refused or rolled-back one has none', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const slots = await gridSlots(db, w.venueId, w.court);
+  const h = await hold(web(0), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slots[6]!.slot_start,
+  });
+  await hold(web(1), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slots[6]!.slot_start,
+  }); // 409
+  await confirm(web(0), w.apiKey, { hold_id: h.body.hold_id, customer_phone: 'bad' }); // 400
+  const c = await confirm(web(1), w.apiKey, { hold_id: h.body.hold_id });
+  await confirm(web(0), w.apiKey, { hold_id: h.body.hold_id }); // 409 INVALID_HOLD_STATE
+  await db('holds').where({ id: h.body.hold_id }).update({ status: 'CONFIRMED' }); // no-op update, no event
+  const key = randomUUID();
+  await Promise.all([0, 1, 2, 3].map((i) => call4(i, c.body.booking_id, key)));
+  const types = await db('events')
+    .where({ hold_id: h.body.hold_id })
+    .orderBy('occurred_at')
+    .pluck('event_type');
+  t.deepEqual(types, ['hold_created', 'booking_created', 'booking_cancelled']);
+
+  function call4(i: number, bookingId: string, idempotencyKey: string) {
+    return fetch(`${web(i).url}/api/v1/bookings/${bookingId}/cancel`, {
+      method: 'POST',
+      headers: { 'x-api-key': w.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ idempotency_key: idempotencyKey }),
+    });
+  }
+});

@@ -1,0 +1,29 @@
+/**
+ * hold.expire: at a hold's expiry, frees its window and records hold_expired — exactly once,
+ * whether the job runs late, twice, or after a new hold already expired the hold and reused the
+ * window (the transition is a conditional update in `db/hold-expiry.ts`).
+ */
+import { expireHoldIfDue } from '../db/hold-expiry.ts';
+import { JOBS, PAYLOADS } from '../db/jobs.ts';
+import * as holds from '../db/queries/holds.ts';
+import type { JobModule } from './registry.ts';
+
+/** Thrown when the job ran before its hold was due; pg-boss retries it. */
+export class HoldNotDueError extends Error {}
+
+export const holdExpire: JobModule<{ hold_id: string }> = {
+  name: JOBS.holdExpire,
+  payload: PAYLOADS[JOBS.holdExpire],
+  batchSize: 20,
+  // Expiry jobs are scheduled (startAfter), which pg-boss finds only by polling.
+  pollingIntervalSeconds: 1,
+  async handle({ hold_id }, { db, log }) {
+    const outcome = await db.transaction(async (trx) => {
+      const hold = await holds.lockById(trx, hold_id);
+      if (!hold || hold.status !== 'ACTIVE') return 'already settled';
+      return (await expireHoldIfDue(trx, hold_id)) ? 'expired' : 'not due';
+    });
+    if (outcome === 'not due') throw new HoldNotDueError(`hold ${hold_id} is not due yet`);
+    log.debug({ hold_id, outcome }, 'hold.expire');
+  },
+};
