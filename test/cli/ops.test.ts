@@ -298,3 +298,127 @@ test.serial('without DATABASE_URL the CLI says so in one line', async (t) => {
   t.is((result as { code: number }).code, 1);
   t.regex((result as { stderr: string }).stderr, /DATABASE_URL is required/);
 });
+
+test.serial(
+  'price:add, blackout:add and membership:create store booking rules; bad combinations change nothing',
+  async (t) => {
+    const { json: venue } = await ops('venue:create', '--name', 'Rules', '--address', 'A', '--city', 'C');
+    const half = (await ops(...pitch(venue.venue_id))).json.resource_id;
+    const other = (await ops(...pitch(venue.venue_id))).json.resource_id;
+    const full = (await ops(...pitch(venue.venue_id, '--parts', `${half},${other}`))).json.resource_id;
+
+    const rule = await ops(
+      'price:add',
+      '--resource',
+      half,
+      '--price',
+      '900',
+      '--days',
+      'Sat,sunday',
+      '--from',
+      '18:00',
+      '--to',
+      '22:00',
+    );
+    t.is(rule.code, 0, rule.stderr);
+    t.like(await database().db('price_rules').where({ id: rule.json.rule_id }).first(), {
+      price_rupees: 900,
+      days: [6, 7],
+      from_time: '18:00:00',
+      to_time: '22:00:00',
+      on_date: null,
+      specificity: 3,
+    });
+    t.is((await ops('price:add', '--resource', half, '--price', '700', '--date', '2026-12-25')).code, 0);
+    await assertRefused(
+      t,
+      ['price:add', '--resource', half, '--price', '1', '--from', '10:00'],
+      /--from and --to go together/,
+    );
+    await assertRefused(
+      t,
+      ['price:add', '--resource', half, '--price', '1', '--from', '10:00', '--to', '09:00'],
+      /before --to/,
+    );
+    await assertRefused(
+      t,
+      ['price:add', '--resource', half, '--price', '1', '--date', '2026-12-25', '--days', 'Mon'],
+      /cannot be combined/,
+    );
+    await assertRefused(
+      t,
+      ['price:add', '--resource', half, '--price', '1', '--date', '2026-02-30'],
+      /--date must be a date/,
+    );
+
+    const blackout = await ops(
+      'blackout:add',
+      '--venue',
+      venue.venue_id,
+      '--resource',
+      full,
+      '--from',
+      '2026-12-01T06:00:00+05:30',
+      '--to',
+      '2026-12-01T12:00:00+05:30',
+      '--reason',
+      'tournament',
+    );
+    t.is(blackout.code, 0, blackout.stderr);
+    const row = await database().db('blackouts').where({ id: blackout.json.blackout_id }).first();
+    t.deepEqual([...row.unit_ids].sort(), [half, other].sort(), "a whole's blackout covers its parts");
+    t.is(
+      (
+        await ops(
+          'blackout:add',
+          '--venue',
+          venue.venue_id,
+          '--from',
+          '2026-12-02T00:00:00Z',
+          '--to',
+          '2026-12-03T00:00:00Z',
+        )
+      ).code,
+      0,
+    );
+    await assertRefused(
+      t,
+      [
+        'blackout:add',
+        '--venue',
+        venue.venue_id,
+        '--from',
+        '2026-12-03T00:00:00Z',
+        '--to',
+        '2026-12-02T00:00:00Z',
+      ],
+      /before --to/,
+    );
+
+    const membership = await ops(
+      'membership:create',
+      '--venue',
+      venue.venue_id,
+      '--phone',
+      '9876543210',
+      '--discount-percent',
+      '20',
+    );
+    t.is(membership.code, 0, membership.stderr);
+    t.like(await database().db('memberships').where({ id: membership.json.membership_id }).first(), {
+      customer_phone: '+919876543210',
+      discount_percent: 20,
+      expires_at: null,
+    });
+    await assertRefused(
+      t,
+      ['membership:create', '--venue', venue.venue_id, '--phone', '12345', '--discount-percent', '20'],
+      /--phone/,
+    );
+    await assertRefused(
+      t,
+      ['membership:create', '--venue', venue.venue_id, '--phone', '9876543210', '--discount-percent', '101'],
+      /--discount-percent/,
+    );
+  },
+);

@@ -1,0 +1,107 @@
+/**
+ * hold.expire: the handler directly (due, twice, early, after the window was reused), and once end
+ * to end through pg-boss with a real worker.
+ */
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import { enqueue, JOBS } from '../../db/jobs.ts';
+import { holdExpire, HoldNotDueError } from '../../workers/hold-expire.ts';
+import { startWorkers } from '../../workers/main.ts';
+import { eventTypes, gridSlots, hold, makeBookingWorld, makeOverdue } from '../helpers/booking.ts';
+import { useTestDatabase } from '../helpers/database.ts';
+import { useTestServer } from '../helpers/http.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const database = useTestDatabase(test);
+const server = useTestServer(test, database);
+
+async function newHold(slotIndex: number) {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const slots = await gridSlots(db, w.venueId, w.court);
+  const res = await hold(server(), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slots[slotIndex]!.slot_start,
+  });
+  return { ...w, holdId: res.body.hold_id as string, slotStart: slots[slotIndex]!.slot_start };
+}
+
+const deps = () => ({ db: database().db, log: database().log });
+const run = (holdId: string) => holdExpire.handle({ hold_id: holdId }, deps(), { id: randomUUID() } as never);
+
+test('a due hold is expired, its window freed and hold_expired recorded, once however often the job runs', async (t) => {
+  const { db } = database();
+  const h = await newHold(0);
+  await makeOverdue(db, h.holdId);
+  await run(h.holdId);
+  await run(h.holdId);
+  await Promise.all([run(h.holdId), run(h.holdId), run(h.holdId)]);
+  t.is((await db('holds').where({ id: h.holdId }).first()).status, 'EXPIRED');
+  t.deepEqual(await eventTypes(db, h.holdId), ['hold_created', 'hold_expired']);
+  t.is(
+    Number((await db('reservations').where({ hold_id: h.holdId, active: true }).count({ n: '*' }))[0]!.n),
+    0,
+  );
+});
+
+test('a job that runs early throws so pg-boss retries it; nothing changes', async (t) => {
+  const { db } = database();
+  const h = await newHold(1);
+  await t.throwsAsync(() => run(h.holdId), { instanceOf: HoldNotDueError });
+  t.is((await db('holds').where({ id: h.holdId }).first()).status, 'ACTIVE');
+  t.deepEqual(await eventTypes(db, h.holdId), ['hold_created']);
+});
+
+test('a late job after the window was reused changes nothing and records nothing', async (t) => {
+  const { db } = database();
+  const h = await newHold(2);
+  await makeOverdue(db, h.holdId);
+  const next = await hold(server(), h.apiKey, {
+    venue_id: h.venueId,
+    resource_id: h.court,
+    slot_start: h.slotStart,
+  });
+  t.is(next.status, 201);
+  await run(h.holdId);
+  t.deepEqual(await eventTypes(db, h.holdId), ['hold_created', 'hold_expired']);
+  t.is(
+    (await db('holds').where({ id: next.body.hold_id }).first()).status,
+    'ACTIVE',
+    'the new hold is untouched',
+  );
+});
+
+test('confirmed, released and unknown holds are left alone', async (t) => {
+  const { db } = database();
+  const h = await newHold(3);
+  await db('holds').where({ id: h.holdId }).update({ status: 'CONFIRMED' });
+  await makeOverdue(db, h.holdId);
+  await run(h.holdId);
+  t.is((await db('holds').where({ id: h.holdId }).first()).status, 'CONFIRMED');
+  await t.notThrowsAsync(() => run(randomUUID()));
+});
+
+test('end to end: the job enqueued by the hold, run by a worker through pg-boss, expires the hold', async (t) => {
+  const { db, url, config, log, boss } = database();
+  const h = await newHold(4);
+  await makeOverdue(db, h.holdId);
+  // The hold's own job waits for the original expiry; send one due now, as that moment would.
+  await db.transaction((trx) => enqueue(boss, trx, JOBS.holdExpire, { hold_id: h.holdId }));
+  const workers = await startWorkers(config, url, log);
+  try {
+    await waitFor(async () => (await db('holds').where({ id: h.holdId }).first()).status === 'EXPIRED', {
+      timeout: 15_000,
+    });
+    t.deepEqual(await eventTypes(db, h.holdId), ['hold_created', 'hold_expired']);
+    const [job] = await db
+      .raw<{ rows: { n: number }[] }>(
+        "select count(*)::int as n from pgboss.job where name = 'hold.expire' and data->>'hold_id' = ?",
+        [h.holdId],
+      )
+      .then((r) => r.rows);
+    t.is(job!.n, 2, 'the hold enqueued its own job in its transaction');
+  } finally {
+    await workers.stop();
+  }
+});
