@@ -1,68 +1,45 @@
 /**
  * The event recorder: every change of a hold or booking records its event in the transaction that
- * makes the change, so an event exists if and only if its change committed.
+ * makes the change, so an event exists if and only if its change committed. The details of each
+ * event are defined once, in SQL (`hold_event_details`, `booking_event_details`), so a statement
+ * that changes a row can also record its event from its RETURNING row, in the same round trip.
  */
 import type { Knex } from './knex.ts';
-import * as events from './queries/events.ts';
-import type { HoldRow } from './queries/holds.ts';
+import type { EventType } from './queries/events.ts';
 
-/** The booking fields an event describes. */
-export interface BookingForEvent {
-  id: string;
-  hold_id: string;
-  partner_id: string;
-  venue_id: string;
-  resource_id: string;
-  slot_id: string;
-  slot_start: Date;
-  slot_end: Date;
-  price_rupees: number;
-  status: string;
+export type HoldEventType = Extract<EventType, 'hold_created' | 'hold_cancelled' | 'hold_expired'>;
+export type BookingEventType = Extract<
+  EventType,
+  'booking_created' | 'booking_cancelled' | 'booking_refunded'
+>;
+
+const COLUMNS = 'event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details';
+
+/**
+ * SQL inserting one hold event per row of `source` (a table or CTE of `holds` rows); its single
+ * binding is the event type. For use inside a statement that changes the hold.
+ */
+export function holdEventSql(source: string): string {
+  return `insert into events (${COLUMNS})
+          select ?::text, h.venue_id, h.partner_id, h.id, null, h.slot_id, hold_event_details(h) from ${source} h`;
 }
 
-/** Records a hold event (hold_created, hold_cancelled, hold_expired). */
-export function recordHoldEvent(
-  trx: Knex,
-  type: 'hold_created' | 'hold_cancelled' | 'hold_expired',
-  hold: HoldRow,
-): Promise<string> {
-  return events.insert(trx, {
-    type,
-    venueId: hold.venue_id,
-    partnerId: hold.partner_id,
-    holdId: hold.id,
-    bookingId: null,
-    slotId: hold.slot_id,
-    details: {
-      resource_id: hold.resource_id,
-      slot_start: hold.slot_start.toISOString(),
-      slot_end: hold.slot_end.toISOString(),
-      price_rupees: hold.price_rupees,
-      hold_expiry_at: hold.hold_expiry_at.toISOString(),
-      status: hold.status,
-    },
-  });
+/** SQL inserting one booking event per row of `source` (`bookings` rows); binding: the event type. */
+export function bookingEventSql(source: string): string {
+  return `insert into events (${COLUMNS})
+          select ?::text, b.venue_id, b.partner_id, b.hold_id, b.id, b.slot_id, booking_event_details(b) from ${source} b`;
 }
 
-/** Records a booking event (booking_created, booking_cancelled, booking_refunded). */
-export function recordBookingEvent(
+/** Records a hold event for the hold as it now is in this transaction. */
+export async function recordHoldEvent(trx: Knex, type: HoldEventType, holdId: string): Promise<void> {
+  await trx.raw(`with h as (select * from holds where id = ?) ${holdEventSql('h')}`, [holdId, type]);
+}
+
+/** Records a booking event for the booking as it now is in this transaction. */
+export async function recordBookingEvent(
   trx: Knex,
-  type: 'booking_created' | 'booking_cancelled' | 'booking_refunded',
-  booking: BookingForEvent,
-): Promise<string> {
-  return events.insert(trx, {
-    type,
-    venueId: booking.venue_id,
-    partnerId: booking.partner_id,
-    holdId: booking.hold_id,
-    bookingId: booking.id,
-    slotId: booking.slot_id,
-    details: {
-      resource_id: booking.resource_id,
-      slot_start: booking.slot_start.toISOString(),
-      slot_end: booking.slot_end.toISOString(),
-      price_rupees: booking.price_rupees,
-      status: booking.status,
-    },
-  });
+  type: BookingEventType,
+  bookingId: string,
+): Promise<void> {
+  await trx.raw(`with b as (select * from bookings where id = ?) ${bookingEventSql('b')}`, [bookingId, type]);
 }

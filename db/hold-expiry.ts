@@ -13,6 +13,6 @@ export async function expireHoldIfDue(trx: Knex, holdId: string): Promise<boolea
   const expired = await holds.expireIfDue(trx, holdId);
   if (!expired) return false;
   await reservations.release(trx, holdId);
-  await recordHoldEvent(trx, 'hold_expired', expired);
+  await recordHoldEvent(trx, 'hold_expired', expired.id);
   return true;
 }

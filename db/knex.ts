@@ -5,6 +5,7 @@
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from './log.ts';
+import { PreparedPgClient } from './prepared-pg-client.ts';
 
 export type { Knex };
 
@@ -25,7 +26,7 @@ export interface DbOptions {
 export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
   const log = options.log;
   return knexFactory({
-    client: 'pg',
+    client: PreparedPgClient as unknown as typeof knexFactory.Client,
     // knex's own messages (pool acquire failures, deprecations) go to our logger, not the console.
     log: {
       warn: (message: unknown) => log?.warn({ knex: String(message) }, 'knex warning'),

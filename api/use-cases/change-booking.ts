@@ -36,7 +36,7 @@ export function cancelBooking(
         );
       }
       await reservations.release(trx, booking.hold_id);
-      await recordBookingEvent(trx, 'booking_cancelled', cancelled);
+      await recordBookingEvent(trx, 'booking_cancelled', cancelled.id);
       return {
         status: 200,
         body: { message: 'Booking cancelled.', booking_id: booking.id, status: 'CANCELLED' },
@@ -64,7 +64,7 @@ export function refundBooking(
       const refunded = await bookings.refund(trx, booking.id, input.reason ?? null);
       if (!refunded) throw new InvalidHoldStateError('The booking is already REFUNDED.');
       if (booking.status === 'BOOKED') await reservations.release(trx, booking.hold_id);
-      await recordBookingEvent(trx, 'booking_refunded', refunded);
+      await recordBookingEvent(trx, 'booking_refunded', refunded.id);
       return {
         status: 200,
         body: { message: 'Booking refunded.', booking_id: booking.id, status: 'REFUNDED' },

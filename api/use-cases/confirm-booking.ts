@@ -3,12 +3,8 @@
  * booking; another request → 409), then the hold, locked: ownership before venue authorisation,
  * expiry, state, and that its reservations are intact; then the booking and booking_created.
  */
-import { recordBookingEvent } from '../../db/events.ts';
 import type { Knex } from '../../db/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
-import * as holds from '../../db/queries/holds.ts';
-import * as reservations from '../../db/queries/reservations.ts';
-import * as resources from '../../db/queries/resources.ts';
 import { DoubleBookingAttemptError, HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
 import type { RouteResult } from '../route.ts';
@@ -21,27 +17,21 @@ export async function confirmBooking(db: Knex, partnerId: string, input: Confirm
   return db.transaction((trx) =>
     withIdempotency(trx, { partnerId, key, operation: 'confirm', request }, async () => {
       const hold = await lockOwnHold(trx, partnerId, input.hold_id);
-      if (hold.status === 'EXPIRED') throw new HoldExpiredError();
+      if (hold.status === 'EXPIRED' || (hold.status === 'ACTIVE' && hold.past_expiry))
+        throw new HoldExpiredError();
       if (hold.status !== 'ACTIVE') {
         throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be confirmed.`);
       }
-      if (await holds.isPastExpiry(trx, hold)) throw new HoldExpiredError();
-      const units = await resources.unitsOf(trx, hold.resource_id);
-      if ((await reservations.countLive(trx, hold.id)) !== units.length)
-        throw new DoubleBookingAttemptError();
-
-      await holds.confirm(trx, hold.id);
-      await reservations.keepForBooking(trx, hold.id);
+      if (!hold.intact) throw new DoubleBookingAttemptError();
       // Package credits come with the packages feature; until then no purchase can pay.
-      const booking = await bookings.insertFromHold(trx, hold, {
+      const booking = (await bookings.confirmHold(trx, hold.id, {
         paymentReference: input.payment_reference,
         paymentMethod: null,
         packagePurchaseId: null,
         customerName: input.customer_name,
         customerPhone: input.customer_phone,
         customerEmail: input.customer_email ?? null,
-      });
-      await recordBookingEvent(trx, 'booking_created', booking);
+      }))!;
       const body: ConfirmResponse = {
         booking_id: booking.id,
         slot_id: booking.slot_id,

@@ -25,14 +25,14 @@ export async function releaseHold(
   return db.transaction((trx) =>
     withIdempotency(trx, write, async () => {
       const hold = await lockOwnHold(trx, partnerId, holdId);
-      if (hold.status === 'EXPIRED') throw new HoldExpiredError();
+      if (hold.status === 'EXPIRED' || (hold.status === 'ACTIVE' && hold.past_expiry))
+        throw new HoldExpiredError();
       if (hold.status !== 'ACTIVE') {
         throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be released.`);
       }
-      if (await holds.isPastExpiry(trx, hold)) throw new HoldExpiredError();
       const cancelled = (await holds.cancel(trx, hold.id, input.reason ?? null))!;
       await reservations.release(trx, hold.id);
-      await recordHoldEvent(trx, 'hold_cancelled', cancelled);
+      await recordHoldEvent(trx, 'hold_cancelled', cancelled.id);
       return { status: 200, body: { message: 'Hold released.', hold_id: hold.id, status: 'CANCELLED' } };
     }),
   );

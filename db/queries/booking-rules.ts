@@ -58,13 +58,3 @@ export function insertMembership(db: Knex, membership: NewMembership): Promise<s
     expires_at: membership.expiresAt,
   });
 }
-
-/** The best live membership discount of a customer at a venue, in percent (0 when none). */
-export async function membershipDiscount(db: Knex, venueId: string, customerPhone: string): Promise<number> {
-  const row = await db('memberships')
-    .where({ venue_id: venueId, customer_phone: customerPhone })
-    .where((q) => void q.whereNull('expires_at').orWhere('expires_at', '>', db.fn.now()))
-    .max<{ best: number | null }>({ best: 'discount_percent' })
-    .first();
-  return row?.best ?? 0;
-}

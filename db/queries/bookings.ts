@@ -1,4 +1,5 @@
 /** Queries on `bookings`. Status changes are conditional updates, so each happens at most once. */
+import { bookingEventSql } from '../events.ts';
 import type { Knex } from '../knex.ts';
 
 export type BookingStatus = 'BOOKED' | 'CANCELLED' | 'REFUNDED';
@@ -38,40 +39,47 @@ export interface NewBooking {
   customerEmail: string | null;
 }
 
-/** Books a confirmed hold and returns the booking. */
-export async function insertFromHold(
+/**
+ * Confirms an ACTIVE hold into a booking in one statement: the hold becomes CONFIRMED, its
+ * reservations stop expiring, the booking is inserted with the hold's slot and price, and
+ * booking_created is recorded. Undefined if the hold was not ACTIVE.
+ */
+export async function confirmHold(
   trx: Knex,
-  hold: {
-    id: string;
-    partner_id: string;
-    venue_id: string;
-    resource_id: string;
-    slot_id: string;
-    slot_start: Date;
-    slot_end: Date;
-    price_rupees: number;
-  },
+  holdId: string,
   booking: NewBooking,
-): Promise<BookingRow> {
-  const [row] = await trx<BookingRow>('bookings')
-    .insert({
-      hold_id: hold.id,
-      partner_id: hold.partner_id,
-      venue_id: hold.venue_id,
-      resource_id: hold.resource_id,
-      slot_id: hold.slot_id,
-      slot_start: hold.slot_start,
-      slot_end: hold.slot_end,
-      price_rupees: hold.price_rupees,
-      payment_reference: booking.paymentReference,
-      payment_method: booking.paymentMethod,
-      package_purchase_id: booking.packagePurchaseId,
-      customer_name: booking.customerName,
-      customer_phone: booking.customerPhone,
-      customer_email: booking.customerEmail,
-    })
-    .returning('*');
-  return row as BookingRow;
+): Promise<BookingRow | undefined> {
+  const { rows } = await trx.raw<{ rows: BookingRow[] }>(
+    `with h as (
+       update holds set status = 'CONFIRMED', updated_at = now()
+       where id = ? and status = 'ACTIVE'
+       returning *
+     ), r as (
+       update reservations set expires_at = null where hold_id in (select id from h)
+     ), b as (
+       insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
+                             payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
+                             customer_email)
+       select h.id, h.partner_id, h.venue_id, h.resource_id, h.slot_id, h.slot_start, h.slot_end, h.price_rupees,
+              ?, ?, ?, ?, ?, ?
+       from h
+       returning *
+     ), e as (
+       ${bookingEventSql('b')}
+     )
+     select * from b`,
+    [
+      holdId,
+      booking.paymentReference,
+      booking.paymentMethod,
+      booking.packagePurchaseId,
+      booking.customerName,
+      booking.customerPhone,
+      booking.customerEmail,
+      'booking_created',
+    ],
+  );
+  return rows[0];
 }
 
 /** A booking by id. */
@@ -79,9 +87,20 @@ export async function findById(db: Knex, id: string): Promise<BookingRow | undef
   return db<BookingRow>('bookings').where({ id }).first();
 }
 
-/** A booking by id, locked for the rest of the transaction. */
-export async function lockById(trx: Knex, id: string): Promise<BookingRow | undefined> {
-  return trx<BookingRow>('bookings').where({ id }).forUpdate().first();
+/** A booking locked for a change, with whether its venue is still authorised for `partnerId`. */
+export async function lockForChange(
+  trx: Knex,
+  id: string,
+  partnerId: string,
+): Promise<(BookingRow & { venue_authorized: boolean }) | undefined> {
+  const { rows } = await trx.raw<{ rows: (BookingRow & { venue_authorized: boolean })[] }>(
+    `select b.*, exists (select 1 from venue_grants g join venues v on v.id = g.venue_id
+                         where g.partner_id = ? and g.venue_id = b.venue_id and v.status <> 'archived')
+                  as venue_authorized
+       from bookings b where b.id = ? for update of b`,
+    [partnerId, id],
+  );
+  return rows[0];
 }
 
 /** BOOKED → CANCELLED; the row if this call made the change. */

@@ -1,5 +1,6 @@
 /** Queries on `holds`. Status changes are conditional updates, so each happens at most once. */
-import { insertReturningId, type Knex } from '../knex.ts';
+import { holdEventSql } from '../events.ts';
+import type { Knex } from '../knex.ts';
 
 export type HoldStatus = 'ACTIVE' | 'CANCELLED' | 'EXPIRED' | 'CONFIRMED';
 
@@ -36,20 +37,41 @@ export interface NewHold {
   customerPhone: string | null;
 }
 
-/** Inserts an ACTIVE hold and returns it. */
-export async function insert(trx: Knex, hold: NewHold): Promise<HoldRow> {
-  const id = await insertReturningId(trx, 'holds', {
-    partner_id: hold.partnerId,
-    venue_id: hold.venueId,
-    resource_id: hold.resourceId,
-    slot_id: hold.slotId,
-    slot_start: hold.slotStart,
-    slot_end: hold.slotEnd,
-    hold_expiry_at: trx.raw('now() + make_interval(secs => ?)', [hold.holdSeconds]),
-    price_rupees: hold.priceRupees,
-    customer_phone: hold.customerPhone,
-  });
-  return (await findById(trx, id))!;
+/**
+ * Inserts an ACTIVE hold together with its reservations, one per physical unit, and its
+ * hold_created event, in one statement (the exclusion constraint checks the reservations as they
+ * go in). Returns the hold.
+ */
+export async function insertWithReservations(trx: Knex, hold: NewHold, unitIds: string[]): Promise<HoldRow> {
+  const { rows } = await trx.raw<{ rows: HoldRow[] }>(
+    `with h as (
+       insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
+                          price_rupees, customer_phone)
+       values (?, ?, ?, ?, ?, ?, now() + make_interval(secs => ?), ?, ?)
+       returning *
+     ), r as (
+       insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
+       select h.id, unit_id, h.resource_id, tstzrange(h.slot_start, h.slot_end), h.hold_expiry_at
+       from h cross join unnest(?::uuid[]) as unit_id
+     ), e as (
+       ${holdEventSql('h')}
+     )
+     select * from h`,
+    [
+      hold.partnerId,
+      hold.venueId,
+      hold.resourceId,
+      hold.slotId,
+      hold.slotStart,
+      hold.slotEnd,
+      hold.holdSeconds,
+      hold.priceRupees,
+      hold.customerPhone,
+      unitIds,
+      'hold_created',
+    ],
+  );
+  return rows[0]!;
 }
 
 /** A hold by id. */
@@ -62,12 +84,32 @@ export async function lockById(trx: Knex, id: string): Promise<HoldRow | undefin
   return trx<HoldRow>('holds').where({ id }).forUpdate().first();
 }
 
-/** Whether the hold is past its expiry on the database clock. */
-export async function isPastExpiry(trx: Knex, hold: HoldRow): Promise<boolean> {
-  const { rows } = await trx.raw<{ rows: { past: boolean }[] }>('select ?::timestamptz <= now() as past', [
-    hold.hold_expiry_at,
-  ]);
-  return rows[0]!.past;
+/** A hold locked for a change by `partnerId`, with what the change must check, in one round trip. */
+export interface HoldForChange extends HoldRow {
+  /** hold_expiry_at has passed on the database clock. */
+  past_expiry: boolean;
+  /** The venue is granted to `partnerId` and not archived. */
+  venue_authorized: boolean;
+  /** Every unit of the hold's resource still has its live reservation. */
+  intact: boolean;
+}
+
+/** Locks a hold and reads its expiry, venue authorisation and reservations. */
+export async function lockForChange(
+  trx: Knex,
+  id: string,
+  partnerId: string,
+): Promise<HoldForChange | undefined> {
+  const { rows } = await trx.raw<{ rows: HoldForChange[] }>(
+    `select h.*, h.hold_expiry_at <= now() as past_expiry,
+            exists (select 1 from venue_grants g join venues v on v.id = g.venue_id
+                    where g.partner_id = ? and g.venue_id = h.venue_id and v.status <> 'archived') as venue_authorized,
+            (select count(*) from reservations rv where rv.hold_id = h.id and rv.active)
+              = cardinality(resource_units(h.resource_id)) as intact
+       from holds h where h.id = ? for update of h`,
+    [partnerId, id],
+  );
+  return rows[0];
 }
 
 /** ACTIVE and due → EXPIRED; the row if this call made the change, else undefined. */
@@ -90,15 +132,6 @@ export async function cancel(trx: Knex, id: string, reason: string | null): Prom
       cancel_reason: reason,
       updated_at: trx.fn.now(),
     })
-    .returning('*');
-  return row;
-}
-
-/** ACTIVE → CONFIRMED; the row if this call made the change. */
-export async function confirm(trx: Knex, id: string): Promise<HoldRow | undefined> {
-  const [row] = await trx<HoldRow>('holds')
-    .where({ id, status: 'ACTIVE' })
-    .update({ status: 'CONFIRMED', updated_at: trx.fn.now() })
     .returning('*');
   return row;
 }

@@ -27,21 +27,3 @@ export async function forDate(
   ]);
   return rows;
 }
-
-/** The grid slots of a resource inside [start, end), on the venue-local date of `start`. */
-export async function covering(
-  db: Knex,
-  venueId: string,
-  resourceId: string,
-  start: Date,
-  end: Date,
-): Promise<SlotRow[]> {
-  const { rows } = await db.raw<{ rows: SlotRow[] }>(
-    `select s.* from venues v
-       cross join lateral venue_slots(v.id, (?::timestamptz at time zone v.timezone)::date, ?) s
-      where v.id = ? and s.slot_start >= ? and s.slot_end <= ?
-      order by s.slot_start`,
-    [start, resourceId, venueId, start, end],
-  );
-  return rows;
-}

@@ -1,0 +1,108 @@
+/**
+ * What every benchmark shares: a fresh migrated database on the bench server, partners with keys
+ * and a rate limit that never interferes, a `npm run web` child process, and percentile maths.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { issueKey } from '../../db/cli/partner-commands.ts';
+import { dropDatabase, ensureDatabase, withDatabase } from '../../db/database-url.ts';
+import { createDb, type Knex } from '../../db/knex.ts';
+import type { Logger } from '../../db/log.ts';
+import { migrate } from '../../db/migrate.ts';
+import * as partners from '../../db/queries/partners.ts';
+import * as grants from '../../db/queries/venue-grants.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A fresh database for one benchmark, dropped afterwards. */
+export async function withBenchDatabase<T>(
+  adminUrl: string,
+  log: Logger,
+  run: (url: string, db: Knex) => Promise<T>,
+): Promise<T> {
+  const name = `booking_bench_${randomBytes(4).toString('hex')}`;
+  await ensureDatabase(adminUrl, name);
+  const url = withDatabase(adminUrl, name);
+  const db = createDb(url, { poolMax: 4 });
+  try {
+    await migrate(url, log);
+    return await run(url, db);
+  } finally {
+    await db.destroy();
+    await dropDatabase(adminUrl, name);
+  }
+}
+
+/** `count` partners granted `venueId`, each with a key and a limit that never interferes. */
+export async function benchPartners(
+  db: Knex,
+  venueId: string,
+  count: number,
+): Promise<{ partnerId: string; apiKey: string }[]> {
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const partnerId = await partners.insert(db, { name: `Bench ${i}`, rateLimit: 1_000_000 });
+    await grants.grant(db, partnerId, venueId);
+    out.push({ partnerId, apiKey: await issueKey(db, partnerId) });
+  }
+  return out;
+}
+
+/** `npm run web` as its own process on a free port. */
+export async function startWebProcess(url: string): Promise<{ base: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  // BENCH_PROFILE=dir writes a CPU profile of the web process there (open it in Chrome DevTools).
+  const profile = process.env.BENCH_PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+    : [];
+  const web = spawn(process.execPath, [...profile, 'api/main.ts'], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'warn' },
+    stdio: 'inherit',
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (
+      await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
+    if (i > 200) throw new Error('the web process did not become healthy');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    base,
+    async stop() {
+      web.kill('SIGTERM');
+      await once(web, 'exit');
+    },
+  };
+}
+
+/** The p-th percentile (0–100) of `values`, in the values' unit, to two decimals. */
+export function percentile(values: number[], p: number): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return Math.round(sorted[Math.max(0, index)]! * 100) / 100;
+}
+
+/** Milliseconds since `start` (a process.hrtime.bigint()). */
+export function msSince(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}

@@ -1,0 +1,196 @@
+/**
+ * Hold + confirm cycles on non-conflicting slots at 1, 16 and 64 concurrent clients, two ways:
+ * through HTTP against `npm run web`, and the same use cases called in-process (the same SQL,
+ * authentication and rate-limit statement included, minus HTTP, Koa and JSON) as the ceiling.
+ */
+import { randomUUID } from 'node:crypto';
+import { confirmBooking } from '../../api/use-cases/confirm-booking.ts';
+import { createHold } from '../../api/use-cases/create-hold.ts';
+import { hashApiKey } from '../../db/api-key.ts';
+import { createBoss } from '../../db/boss.ts';
+import { createDb, type Knex } from '../../db/knex.ts';
+import type { Logger } from '../../db/log.ts';
+import * as apiKeys from '../../db/queries/api-keys.ts';
+import * as resources from '../../db/queries/resources.ts';
+import * as venues from '../../db/queries/venues.ts';
+import { benchPartners, msSince, percentile, startWebProcess } from './harness.ts';
+
+interface Slot {
+  resource_id: string;
+  slot_start: Date;
+}
+interface Client {
+  partnerId: string;
+  apiKey: string;
+}
+/** One cycle's work: hold then confirm; returns the two latencies, or throws with the failure. */
+type Cycle = (client: Client, venueId: string, slot: Slot) => Promise<[number, number]>;
+
+const RESOURCES = 300;
+const CLIENTS = [1, 16, 64];
+
+/** Returns the markdown table of the hold + confirm benchmark. */
+export async function benchHoldConfirm(url: string, db: Knex, log: Logger, seconds: number): Promise<string> {
+  const venueId = await venues.insert(db, {
+    name: 'Bench Arena',
+    address: '1 Bench Road',
+    city: 'Pune',
+    timezone: 'Asia/Kolkata',
+    holdSeconds: 900,
+    minLeadMinutes: 0,
+    maxAdvanceDays: 21,
+  });
+  await db.transaction(async (trx) => {
+    for (let i = 0; i < RESOURCES; i++) {
+      await resources.insert(trx, {
+        venueId,
+        resourceType: 'court',
+        sportCategory: 'badminton',
+        durationMinutes: 60,
+        priceRupees: 500,
+        opensAt: '06:00',
+        closesAt: '22:00',
+        closedOn: [],
+        parts: [],
+      });
+    }
+  });
+  const clients = await benchPartners(db, venueId, Math.max(...CLIENTS));
+  const { rows: slots } = await db.raw<{ rows: Slot[] }>(
+    `select s.resource_id, s.slot_start from venues v,
+       generate_series(1, 20) d,
+       lateral venue_slots(v.id, (now() at time zone v.timezone)::date + d) s
+     where v.id = ? order by d, s.slot_start, s.resource_id`,
+    [venueId],
+  );
+  let next = 0;
+  const takeSlot = () => {
+    const slot = slots[next++];
+    if (!slot) throw new Error('out of slots: lower BENCH_SECONDS or raise RESOURCES');
+    return slot;
+  };
+
+  const rows = [
+    '| mode | clients | cycles/s | hold p50 ms | hold p99 ms | confirm p50 ms | confirm p99 ms | errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const ratios: string[] = [];
+  const web = await startWebProcess(url);
+  const pool = createDb(url, { poolMax: 10, applicationName: 'bench-direct' });
+  const boss = createBoss(url, 'web', log);
+  await boss.start();
+  try {
+    const modes: [string, Cycle][] = [
+      ['HTTP (npm run web)', httpCycle(web.base)],
+      ['in-process, same SQL', directCycle(pool, boss)],
+    ];
+    for (const clientCount of CLIENTS) {
+      const rates: number[] = [];
+      for (const [mode, cycle] of modes) {
+        await drive(cycle, clients.slice(0, clientCount), venueId, takeSlot, 1); // warm-up
+        const result = await drive(cycle, clients.slice(0, clientCount), venueId, takeSlot, seconds);
+        rates.push(result.rate);
+        rows.push(
+          `| ${mode} | ${clientCount} | ${Math.round(result.rate)} | ${percentile(result.hold, 50)} | ` +
+            `${percentile(result.hold, 99)} | ${percentile(result.confirm, 50)} | ${percentile(result.confirm, 99)} | ${result.errors} |`,
+        );
+      }
+      ratios.push(
+        `${clientCount} clients: HTTP reaches ${Math.round((rates[0]! / rates[1]!) * 100)}% of the in-process rate`,
+      );
+    }
+  } finally {
+    await boss.stop({ graceful: false });
+    await pool.destroy();
+    await web.stop();
+  }
+  return `${seconds} s per row, one slot per cycle, never contended\n\n${rows.join('\n')}\n\n${ratios.join('; ')}.`;
+}
+
+async function drive(
+  cycle: Cycle,
+  clients: Client[],
+  venueId: string,
+  takeSlot: () => Slot,
+  seconds: number,
+): Promise<{ rate: number; hold: number[]; confirm: number[]; errors: number }> {
+  const hold: number[] = [];
+  const confirm: number[] = [];
+  let errors = 0;
+  const started = process.hrtime.bigint();
+  const deadline = Date.now() + seconds * 1000;
+  await Promise.all(
+    clients.map(async (client) => {
+      while (Date.now() < deadline) {
+        try {
+          const [h, c] = await cycle(client, venueId, takeSlot());
+          hold.push(h);
+          confirm.push(c);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  return { rate: hold.length / (msSince(started) / 1000), hold, confirm, errors };
+}
+
+function httpCycle(base: string): Cycle {
+  const post = async (path: string, key: string, body: unknown) => {
+    const res = await fetch(`${base}/api/v1${path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const json = (await res.json()) as Record<string, string>;
+    if (res.status !== 201) throw new Error(`${res.status} ${json.error}`);
+    return json;
+  };
+  return async (client, venueId, slot) => {
+    let t = process.hrtime.bigint();
+    const held = await post('/bookings/hold', client.apiKey, holdBody(venueId, slot));
+    const holdMs = msSince(t);
+    t = process.hrtime.bigint();
+    await post('/bookings/confirm', client.apiKey, confirmBody(held.hold_id!));
+    return [holdMs, msSince(t)];
+  };
+}
+
+function directCycle(db: Knex, boss: Parameters<typeof createHold>[0]['boss']): Cycle {
+  return async (client, venueId, slot) => {
+    const keyHash = hashApiKey(client.apiKey);
+    let t = process.hrtime.bigint();
+    await apiKeys.authenticate(db, keyHash);
+    const held = await createHold({ db, boss }, client.partnerId, {
+      ...holdBody(venueId, slot),
+      slot_start: slot.slot_start,
+    });
+    if (held.status !== 201) throw new Error(String(held.status));
+    const holdMs = msSince(t);
+    t = process.hrtime.bigint();
+    await apiKeys.authenticate(db, keyHash);
+    const { customer_phone, ...body } = confirmBody((held.body as { hold_id: string }).hold_id);
+    await confirmBooking(db, client.partnerId, { ...body, customer_phone: `+91${customer_phone}` });
+    return [holdMs, msSince(t)];
+  };
+}
+
+function holdBody(venueId: string, slot: Slot) {
+  return {
+    venue_id: venueId,
+    resource_id: slot.resource_id,
+    slot_start: slot.slot_start.toISOString(),
+    slot_duration_minutes: 60,
+    idempotency_key: randomUUID(),
+  };
+}
+
+function confirmBody(holdId: string) {
+  return {
+    hold_id: holdId,
+    payment_reference: 'bench',
+    customer_name: 'Bench Customer',
+    customer_phone: '9812345678',
+    idempotency_key: randomUUID(),
+  };
+}
