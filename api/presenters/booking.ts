@@ -2,7 +2,6 @@
 import type { BookingRow } from '../../db/queries/bookings.ts';
 import type { HoldRow } from '../../db/queries/holds.ts';
 import type { SlotRow } from '../../db/queries/slots.ts';
-import { slotId } from '../../db/slot-id.ts';
 import type { AvailabilitySlot } from '../routes/availability.schemas.ts';
 import type { BookingDetail, BookingListItem } from '../routes/bookings.schemas.ts';
 import type { HoldResponse } from '../routes/holds.schemas.ts';
@@ -49,10 +48,10 @@ export function presentBookingDetail(b: BookingRow): BookingDetail {
 
 export function presentSlot(slot: SlotRow): AvailabilitySlot {
   return {
-    slot_id: slotId(slot.resource_id, slot.slot_start),
+    slot_id: slot.slot_id,
     resource_id: slot.resource_id,
-    slot_start: slot.slot_start.toISOString(),
-    slot_end: slot.slot_end.toISOString(),
+    slot_start: slot.slot_start,
+    slot_end: slot.slot_end,
     price_rupees: slot.price_rupees,
     is_available: slot.bookable && !slot.taken,
   };

@@ -13,7 +13,6 @@ import { DEADLOCK_DETECTED, EXCLUSION_VIOLATION, isPgError } from '../../db/pg-e
 import * as holdContext from '../../db/queries/hold-context.ts';
 import * as holds from '../../db/queries/holds.ts';
 import * as reservations from '../../db/queries/reservations.ts';
-import { slotId } from '../../db/slot-id.ts';
 import {
   SlotRejectedError,
   SlotTakenError,
@@ -92,7 +91,6 @@ async function placeHold(
       partnerId,
       venueId: venue.id,
       resourceId: resource.id,
-      slotId: slotId(resource.id, start),
       slotStart: start,
       slotEnd: end,
       holdSeconds: venue.hold_seconds,

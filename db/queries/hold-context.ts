@@ -13,7 +13,10 @@ export interface HoldContext {
   /** Undefined when the id is not one of the venue's resources. */
   resource?: { id: string; duration_minutes: number; units: string[] };
   /** The grid slots inside [start, end), by start. */
-  slots: Omit<SlotRow, 'resource_id'>[];
+  slots: (Omit<SlotRow, 'resource_id' | 'slot_id' | 'slot_start' | 'slot_end'> & {
+    slot_start: Date;
+    slot_end: Date;
+  })[];
   discountPercent: number;
 }
 

@@ -29,7 +29,6 @@ export interface NewHold {
   partnerId: string;
   venueId: string;
   resourceId: string;
-  slotId: string;
   slotStart: Date;
   slotEnd: Date;
   holdSeconds: number;
@@ -47,7 +46,7 @@ export async function insertWithReservations(trx: Knex, hold: NewHold, unitIds: 
     `with h as (
        insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
                           price_rupees, customer_phone)
-       values (?, ?, ?, ?, ?, ?, now() + make_interval(secs => ?), ?, ?)
+       values (?, ?, ?, slot_id(?, ?), ?, ?, now() + make_interval(secs => ?), ?, ?)
        returning *
      ), r as (
        insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
@@ -61,7 +60,8 @@ export async function insertWithReservations(trx: Knex, hold: NewHold, unitIds: 
       hold.partnerId,
       hold.venueId,
       hold.resourceId,
-      hold.slotId,
+      hold.resourceId,
+      hold.slotStart,
       hold.slotStart,
       hold.slotEnd,
       hold.holdSeconds,

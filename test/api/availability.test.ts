@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { insertBlackout } from '../../db/queries/booking-rules.ts';
 import * as resources from '../../db/queries/resources.ts';
 import * as venues from '../../db/queries/venues.ts';
-import { slotId } from '../../db/slot-id.ts';
 import { gridSlots, hold, localDate, makeBookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner, makeResource } from '../helpers/factories.ts';
@@ -31,7 +30,9 @@ test('the grid: every resource from opening time in steps of its duration, in UT
   t.is(court[0].slot_start, `${date}T00:30:00.000Z`);
   t.is(court[0].slot_end, `${date}T01:30:00.000Z`);
   t.is(court.at(-1).slot_end, `${date}T16:30:00.000Z`);
-  t.is(court[0].slot_id, slotId(w.court, new Date(court[0].slot_start)));
+  const { rows } = await db.raw('select slot_id(?, ?) as id', [w.court, court[0].slot_start]);
+  t.is(court[0].slot_id, rows[0].id, 'the slot id is a function of resource and start');
+  t.regex(court[0].slot_id, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/);
   t.is(res.body.slots.length, 16 * 4);
   const again = await availability(w.apiKey, `venue_id=${w.venueId}&date=${date}`);
   t.deepEqual(again.body, res.body, 'slot ids are stable');

@@ -47,14 +47,18 @@ export async function localDate(db: Knex, venueId: string, daysAhead: number): P
   return rows[0]!.d;
 }
 
+/** A grid slot with its times as Dates, for arithmetic in tests. */
+export type GridSlot = Omit<slots.SlotRow, 'slot_start' | 'slot_end'> & { slot_start: Date; slot_end: Date };
+
 /** The grid slots of one resource `daysAhead` days from today. */
 export async function gridSlots(
   db: Knex,
   venueId: string,
   resourceId: string,
   daysAhead = 1,
-): Promise<slots.SlotRow[]> {
-  return slots.forDate(db, venueId, await localDate(db, venueId, daysAhead), resourceId);
+): Promise<GridSlot[]> {
+  const rows = await slots.forDate(db, venueId, await localDate(db, venueId, daysAhead), resourceId);
+  return rows.map((s) => ({ ...s, slot_start: new Date(s.slot_start), slot_end: new Date(s.slot_end) }));
 }
 
 /** POST /bookings/hold with a fresh idempotency key unless one is given. */
