@@ -173,9 +173,11 @@ export async function up(knex: Knex): Promise<void> {
     -- The stable id of a slot: the same resource and start always give the same uuid (a name-based
     -- uuid, version 5 layout, over the resource and the start's epoch milliseconds). Computed,
     -- never stored.
+    -- (A single expression, so PostgreSQL inlines it into the calling query.)
     create function slot_id(p_resource_id uuid, p_start timestamptz) returns uuid language sql immutable as $$
-      select (substr(h, 1, 12) || '5' || substr(h, 14, 3) || '8' || substr(h, 18, 15))::uuid
-      from md5('booking-slot:' || p_resource_id || '/' || (extract(epoch from p_start) * 1000)::bigint) as h
+      select overlay(overlay(
+        md5('booking-slot:' || p_resource_id || '/' || (extract(epoch from p_start) * 1000)::bigint)
+        placing '5' from 13 for 1) placing '8' from 17 for 1)::uuid
     $$;
 
     -- The physical units of a resource: its parts when convertible, else itself.
@@ -204,7 +206,11 @@ export async function up(knex: Knex): Promise<void> {
     begin
       return query
       with r as (
-        select r.*, resource_units(r.id) as units
+        -- resource_units(), written out: a function with a sub-select is not inlined, and calling it
+        -- per resource cost more than the rest of the grid.
+        select r.*, coalesce(
+                 (select array_agg(p.part_id order by p.part_id) from resource_parts p where p.resource_id = r.id),
+                 array[r.id]) as units
         from resources r
         where r.venue_id = p_venue_id and (p_resource_id is null or r.id = p_resource_id)
       ), s as (
@@ -235,9 +241,11 @@ export async function up(knex: Knex): Promise<void> {
                array(select distinct u from w, unnest(w.units) u) as units
         from w
       ), live as materialized (
-        select rv.unit_id, rv.during from reservations rv, span
+        -- per unit, the union of its live reservations in the window: one multirange to test
+        select rv.unit_id, range_agg(rv.during) as taken from reservations rv, span
         where rv.active and rv.unit_id = any (span.units) and rv.during && span.during
           and (rv.expires_at is null or rv.expires_at > now())
+        group by rv.unit_id
       ), dark as materialized (
         select b.unit_ids, b.during from blackouts b, span
         where b.venue_id = p_venue_id and b.during && span.during
@@ -247,23 +255,25 @@ export async function up(knex: Knex): Promise<void> {
           and (pr.on_date is null or pr.on_date = p_date)
           and (pr.days is null or extract(isodow from p_date)::smallint = any (pr.days))
       )
+      -- The uncorrelated tests in front ("(select not exists …)") run once per call, so a venue
+      -- without rules or blackouts skips the per-slot lookups.
       select s.id, slot_id(s.id, s.slot_start), s.slot_start, s.slot_end,
-        coalesce((
+        case when (select not exists (select 1 from rules)) then s.base_price else coalesce((
           select pr.price_rupees from rules pr
           where pr.resource_id = s.id
             and (pr.from_time is null
                  or (s.local_start::time >= pr.from_time and s.local_start::time < pr.to_time))
           order by pr.specificity desc, pr.created_at desc, pr.id desc
-          limit 1), s.base_price),
+          limit 1), s.base_price) end,
         s.status = 'active'
           and s.slot_start > now() + make_interval(mins => s.min_lead_minutes)
-          and not exists (
+          and ((select not exists (select 1 from dark)) or not exists (
             select 1 from dark b
             where b.during && tstzrange(s.slot_start, s.slot_end)
-              and (b.unit_ids is null or b.unit_ids && s.units)),
+              and (b.unit_ids is null or b.unit_ids && s.units))),
         exists (
-          select 1 from live rv
-          where rv.unit_id = any (s.units) and rv.during && tstzrange(s.slot_start, s.slot_end))
+          select 1 from unnest(s.units) as u join live on live.unit_id = u
+          where live.taken && tstzrange(s.slot_start, s.slot_end))
       from w as s
       order by s.slot_start, s.id;
     end
