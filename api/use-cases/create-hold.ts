@@ -40,8 +40,9 @@ export async function createHold(
       ),
     );
   } catch (err) {
-    // The unit locks make these unreachable in practice; if the constraint fires anyway, answer
-    // with the conflict it found rather than a 500.
+    // Under contention the overlap read can miss a reservation committed while this transaction
+    // waited for the unit locks (reservations.lockUnitsAndFindOverlaps); the exclusion constraint
+    // then refuses the insert, and the answer is the conflict it hit, never a 500.
     if (
       isPgError(err, EXCLUSION_VIOLATION, reservations.NO_OVERLAP_CONSTRAINT) ||
       isPgError(err, DEADLOCK_DETECTED)

@@ -4,6 +4,7 @@
  */
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
+import { createHold } from '../../api/use-cases/create-hold.ts';
 import { createDb } from '../../db/knex.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { confirm, gridSlots, hold, makeBookingWorld } from '../helpers/booking.ts';
@@ -226,4 +227,36 @@ test('every committed state change has exactly one event; a refused or rolled-ba
       body: JSON.stringify({ idempotency_key: idempotencyKey }),
     });
   }
+});
+
+test('a hold whose transaction fails at the last step leaves no hold, reservation, event or spent key', async (t) => {
+  const { db, boss } = database();
+  const w = await makeBookingWorld(db);
+  const [, , , , , , , slot] = await gridSlots(db, w.venueId, w.court);
+  const key = randomUUID();
+  const input = {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slot!.slot_start,
+    slot_duration_minutes: 60,
+    idempotency_key: key,
+  };
+  // The expiry job is the last write of the transaction; a queue that refuses it rolls back all.
+  const brokenQueue = {
+    send: () => Promise.reject(new Error('queue unavailable')),
+  } as unknown as typeof boss;
+  await t.throwsAsync(() => createHold({ db, boss: brokenQueue }, w.partnerId, input), {
+    message: 'queue unavailable',
+  });
+  t.is(Number((await db('holds').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
+  t.is(
+    Number((await db('reservations').where({ unit_id: w.court, active: true }).count({ n: '*' }))[0]!.n),
+    0,
+  );
+  t.is(Number((await db('events').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
+  t.is(Number((await db('idempotency_keys').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
+
+  const retried = await createHold({ db, boss }, w.partnerId, input);
+  t.is(retried.status, 201, 'the key was not spent: the retry places the hold');
+  t.is(Number((await db('events').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 1);
 });
