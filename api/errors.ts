@@ -164,5 +164,34 @@ export class BookingNotFoundError extends DomainError {
   }
 }
 
+/** 404: no webhook subscription with this id among the caller's. */
+export class SubscriptionNotFoundError extends DomainError {
+  static override readonly code = 'SUBSCRIPTION_NOT_FOUND';
+  constructor() {
+    super('Webhook subscription not found.');
+  }
+}
+
+/** 409: the partner already has the maximum number of subscriptions. */
+export class SubscriptionLimitReachedError extends DomainError {
+  static override readonly code = 'SUBSCRIPTION_LIMIT_REACHED';
+  constructor(limit: number) {
+    super(`A partner may have at most ${limit} webhook subscriptions.`);
+  }
+}
+
+/** 404: no delivery attempt with this id among the caller's. */
+export class DeliveryNotFoundError extends DomainError {
+  static override readonly code = 'DELIVERY_NOT_FOUND';
+  constructor() {
+    super('Delivery not found.');
+  }
+}
+
+/** 409: only a dead-lettered delivery can be redelivered. */
+export class DeliveryNotDeadLetteredError extends DomainError {
+  static override readonly code = 'DELIVERY_NOT_DEAD_LETTERED';
+}
+
 /** A domain error class, for tables and route declarations. */
 export type DomainErrorClass = (abstract new (...args: never[]) => DomainError) & { readonly code: string };

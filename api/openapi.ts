@@ -44,6 +44,7 @@ const TAGS: Record<string, string> = {
   Availability: 'Slots, prices and availability hints for a venue-local date.',
   Holds: 'The reservation and mutual-exclusion gate: hold a slot, then confirm or release it.',
   Bookings: 'Confirmed holds: confirm, read, cancel, refund.',
+  Webhooks: 'Signed callbacks for every hold and booking change at your venues, and their delivery record.',
 };
 
 /** Builds the whole document from the declared routes. */
@@ -90,6 +91,7 @@ function operation(route: Route, components: Record<string, Json>): Json {
     ...parametersOf(route.query, 'query', components),
   ];
   if (parameters.length) op.parameters = parameters;
+  if (route.callbacks) op.callbacks = callbacks(route, components);
   if (route.body) {
     op.requestBody = {
       required: true,
@@ -97,6 +99,41 @@ function operation(route: Route, components: Record<string, Json>): Json {
     };
   }
   return op;
+}
+
+function callbacks(route: Route, components: Record<string, Json>): Json {
+  return Object.fromEntries(
+    Object.entries(route.callbacks ?? {}).map(([name, spec]) => [
+      name,
+      {
+        [spec.expression]: {
+          post: {
+            summary: spec.summary,
+            description: spec.description,
+            // Deliveries are authenticated by their signature, not by a key.
+            security: [],
+            parameters: Object.entries(spec.headers).map(([header, description]) => ({
+              name: header,
+              in: 'header',
+              required: true,
+              description,
+              schema: { type: 'string' },
+            })),
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: toSchema(spec.body, 'output', components) } },
+            },
+            responses: {
+              '2XX': { description: 'Received: the attempt succeeded.' },
+              default: {
+                description: 'Any other answer, or none in time, is a failed attempt and is retried.',
+              },
+            },
+          },
+        },
+      },
+    ]),
+  );
 }
 
 function responses(route: Route, components: Record<string, Json>): Json {

@@ -15,6 +15,17 @@ export interface ResponseSpec {
   example?: unknown;
 }
 
+/** An outgoing request the route causes (OpenAPI callbacks), e.g. webhook deliveries. */
+export interface CallbackSpec {
+  /** A runtime expression naming the target URL, e.g. `{$request.body#/endpoint_url}`. */
+  expression: string;
+  summary: string;
+  description: string;
+  body: z.ZodType;
+  /** Header name → description. */
+  headers: Record<string, string>;
+}
+
 /** The validated input a handler receives. `partnerId` is the caller on keyed routes, else ''. */
 export interface RouteInput<P, Q, B> {
   params: P;
@@ -45,6 +56,8 @@ export interface Route<P = unknown, Q = unknown, B = unknown> {
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
   responses: Record<number, ResponseSpec>;
+  /** Requests the service later sends because of this route, documented as OpenAPI callbacks. */
+  callbacks?: Record<string, CallbackSpec>;
   /** Domain errors the handler itself may raise; validation, auth and rate-limit errors are implied. */
   errors?: readonly DomainErrorClass[];
   handler(input: RouteInput<P, Q, B>, deps: AppDeps): Promise<RouteResult>;

@@ -16,6 +16,25 @@ export type QueueDefinition = Queue;
 export const QUEUES: readonly QueueDefinition[] = [
   // Expiry is idempotent, so retries are safe; a job that cannot expire its hold yet is retried.
   { name: JOBS.holdExpire, retryLimit: 20, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 },
+  // Fan-out and delivery are idempotent too. A job retry covers a crash or a database outage; a
+  // failed HTTP attempt is not a job failure (its next try is a new job, on our own schedule).
+  // notify: a new job wakes a waiting worker through LISTEN/NOTIFY within milliseconds.
+  {
+    name: JOBS.webhookFanout,
+    retryLimit: 20,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 60,
+    notify: true,
+  },
+  {
+    name: JOBS.webhookDeliver,
+    retryLimit: 20,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 60,
+    notify: true,
+  },
 ];
 
 /** Creates (does not start) a pg-boss instance; `role` decides which background duties it runs. */

@@ -3,7 +3,10 @@
  * makes the change, so an event exists if and only if its change committed. The details of each
  * event are defined once, in SQL (`hold_event_details`, `booking_event_details`), so a statement
  * that changes a row can also record its event from its RETURNING row, in the same round trip.
+ * Each recorded event is published: its `webhook.fanout` job is enqueued in the same transaction.
  */
+import type { PgBoss } from 'pg-boss';
+import { enqueue, JOBS } from './jobs.ts';
 import type { Knex } from './knex.ts';
 import type { EventType } from './queries/events.ts';
 
@@ -30,16 +33,43 @@ export function bookingEventSql(source: string): string {
           select ?::text, b.venue_id, b.partner_id, b.hold_id, b.id, b.slot_id, booking_event_details(b) from ${source} b`;
 }
 
-/** Records a hold event for the hold as it now is in this transaction. */
-export async function recordHoldEvent(trx: Knex, type: HoldEventType, holdId: string): Promise<void> {
-  await trx.raw(`with h as (select * from holds where id = ?) ${holdEventSql('h')}`, [holdId, type]);
+/** Enqueues the webhook fan-out of recorded events, in the transaction that recorded them. */
+export async function publishEvents(boss: PgBoss, trx: Knex.Transaction, eventIds: string[]): Promise<void> {
+  for (const eventId of eventIds) await enqueue(boss, trx, JOBS.webhookFanout, { event_id: eventId });
 }
 
-/** Records a booking event for the booking as it now is in this transaction. */
+/** Records and publishes a hold event for the hold as it now is in this transaction. */
+export async function recordHoldEvent(
+  trx: Knex.Transaction,
+  boss: PgBoss,
+  type: HoldEventType,
+  holdId: string,
+): Promise<void> {
+  const { rows } = await trx.raw<{ rows: { id: string }[] }>(
+    `with h as (select * from holds where id = ?) ${holdEventSql('h')} returning id`,
+    [holdId, type],
+  );
+  await publishEvents(
+    boss,
+    trx,
+    rows.map((r) => r.id),
+  );
+}
+
+/** Records and publishes a booking event for the booking as it now is in this transaction. */
 export async function recordBookingEvent(
-  trx: Knex,
+  trx: Knex.Transaction,
+  boss: PgBoss,
   type: BookingEventType,
   bookingId: string,
 ): Promise<void> {
-  await trx.raw(`with b as (select * from bookings where id = ?) ${bookingEventSql('b')}`, [bookingId, type]);
+  const { rows } = await trx.raw<{ rows: { id: string }[] }>(
+    `with b as (select * from bookings where id = ?) ${bookingEventSql('b')} returning id`,
+    [bookingId, type],
+  );
+  await publishEvents(
+    boss,
+    trx,
+    rows.map((r) => r.id),
+  );
 }

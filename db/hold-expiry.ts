@@ -3,16 +3,17 @@
  * window perform. The conditional update makes it happen at most once, so `hold_expired` is
  * recorded exactly once however late, often or concurrently expiry is attempted.
  */
+import type { PgBoss } from 'pg-boss';
 import { recordHoldEvent } from './events.ts';
 import type { Knex } from './knex.ts';
 import * as holds from './queries/holds.ts';
 import * as reservations from './queries/reservations.ts';
 
 /** Expires the hold if it is ACTIVE and due; true if this call expired it. */
-export async function expireHoldIfDue(trx: Knex, holdId: string): Promise<boolean> {
+export async function expireHoldIfDue(trx: Knex.Transaction, boss: PgBoss, holdId: string): Promise<boolean> {
   const expired = await holds.expireIfDue(trx, holdId);
   if (!expired) return false;
   await reservations.release(trx, holdId);
-  await recordHoldEvent(trx, 'hold_expired', expired.id);
+  await recordHoldEvent(trx, boss, 'hold_expired', expired.id);
   return true;
 }

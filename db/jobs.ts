@@ -5,16 +5,21 @@
  */
 import { fromKnex, type PgBoss } from 'pg-boss';
 import { z } from 'zod';
+import type { Config } from './config.ts';
 import type { Knex } from './knex.ts';
 
 /** Stable job names (never derived from file or class names). */
 export const JOBS = {
   holdExpire: 'hold.expire',
+  webhookFanout: 'webhook.fanout',
+  webhookDeliver: 'webhook.deliver',
 } as const;
 
 /** Payloads are ids, never snapshots: handlers re-read the row. */
 export const PAYLOADS = {
   [JOBS.holdExpire]: z.object({ hold_id: z.guid() }),
+  [JOBS.webhookFanout]: z.object({ event_id: z.guid() }),
+  [JOBS.webhookDeliver]: z.object({ delivery_id: z.guid() }),
 } satisfies Record<(typeof JOBS)[keyof typeof JOBS], z.ZodType>;
 
 export type JobName = keyof typeof PAYLOADS;
@@ -26,7 +31,20 @@ export async function enqueue<N extends JobName>(
   trx: Knex.Transaction,
   name: N,
   payload: JobPayload<N>,
-  options: { startAfter?: Date } = {},
+  /** startAfter: a moment, or a number of seconds from now (on the database clock). */
+  options: { startAfter?: Date | number; expireInSeconds?: number } = {},
 ): Promise<void> {
   await boss.send(name, payload, { ...options, db: fromKnex(trx) });
+}
+
+/**
+ * Options of a `webhook.deliver` job: it expires (and pg-boss retries it) a little after the HTTP
+ * timeout, which is how a dead worker's attempt is taken over; `startAfter` is in seconds.
+ */
+export function deliveryJobOptions(
+  config: Config,
+  startAfter?: number,
+): { expireInSeconds: number; startAfter?: number } {
+  const expireInSeconds = Math.ceil(config.webhookTimeoutMs / 1000) + 5;
+  return startAfter === undefined ? { expireInSeconds } : { expireInSeconds, startAfter };
 }

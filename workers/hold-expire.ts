@@ -17,11 +17,11 @@ export const holdExpire: JobModule<{ hold_id: string }> = {
   batchSize: 20,
   // Expiry jobs are scheduled (startAfter), which pg-boss finds only by polling.
   pollingIntervalSeconds: 1,
-  async handle({ hold_id }, { db, log }) {
+  async handle({ hold_id }, { db, boss, log }) {
     const outcome = await db.transaction(async (trx) => {
       const hold = await holds.lockById(trx, hold_id);
       if (!hold || hold.status !== 'ACTIVE') return 'already settled';
-      return (await expireHoldIfDue(trx, hold_id)) ? 'expired' : 'not due';
+      return (await expireHoldIfDue(trx, boss, hold_id)) ? 'expired' : 'not due';
     });
     if (outcome === 'not due') throw new HoldNotDueError(`hold ${hold_id} is not due yet`);
     log.debug({ hold_id, outcome }, 'hold.expire');

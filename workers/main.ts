@@ -21,7 +21,7 @@ export interface Workers {
 
 /** Starts pg-boss and one worker per registered job. */
 export async function startWorkers(
-  _config: Config,
+  config: Config,
   databaseUrl: string,
   log: Logger,
   modules: readonly JobModule[] = jobs,
@@ -32,8 +32,12 @@ export async function startWorkers(
   for (const module of modules) {
     await boss.work(
       module.name,
-      { batchSize: module.batchSize, pollingIntervalSeconds: module.pollingIntervalSeconds },
-      (batch: Job<unknown>[]) => runBatch(module, batch, { db, log }),
+      {
+        batchSize: module.batchSize,
+        pollingIntervalSeconds: module.pollingIntervalSeconds,
+        localConcurrency: module.localConcurrency ?? 1,
+      },
+      (batch: Job<unknown>[]) => runBatch(module, batch, { db, boss, config, log }),
     );
   }
   log.info({ jobs: modules.map((m) => m.name) }, 'workers started');

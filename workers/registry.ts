@@ -2,15 +2,21 @@
  * The one list of job modules. A job module names its queue (declared in `db/boss.ts`), parses its
  * payload first, and is idempotent, because pg-boss delivers at least once.
  */
-import type { Job } from 'pg-boss';
+import type { Job, PgBoss } from 'pg-boss';
+import type { Config } from '../db/config.ts';
 import type { z } from 'zod';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../db/log.ts';
 import { holdExpire } from './hold-expire.ts';
+import { webhookDeliver } from './webhook-deliver.ts';
+import { webhookFanout } from './webhook-fanout.ts';
 
 /** What a job handler may use. */
 export interface JobDeps {
   db: Knex;
+  /** A started pg-boss, for jobs that enqueue follow-ups inside their transaction. */
+  boss: PgBoss;
+  config: Config;
   log: Logger;
 }
 
@@ -22,8 +28,10 @@ export interface JobModule<P = unknown> {
   batchSize: number;
   /** Seconds between polls; only scheduled (`startAfter`) jobs rely on polling. */
   pollingIntervalSeconds: number;
+  /** Independent pollers per worker process, so one slow job does not hold up the others. */
+  localConcurrency?: number;
   handle(payload: P, deps: JobDeps, job: Job<unknown>): Promise<void>;
 }
 
 /** Every job the worker runs. Features add their modules here. */
-export const jobs: readonly JobModule[] = [holdExpire];
+export const jobs: readonly JobModule[] = [holdExpire, webhookFanout, webhookDeliver];

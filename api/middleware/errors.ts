@@ -7,6 +7,10 @@
 import type { AppContext, AppMiddleware } from '../context.ts';
 import {
   BookingNotFoundError,
+  DeliveryNotDeadLetteredError,
+  DeliveryNotFoundError,
+  SubscriptionLimitReachedError,
+  SubscriptionNotFoundError,
   DomainError,
   DoubleBookingAttemptError,
   HoldExpiredError,
@@ -40,6 +44,10 @@ const STATUS = new Map<DomainErrorClass, number>([
   [HoldNotFoundError, 404],
   [BookingNotFoundError, 404],
   [RouteNotFoundError, 404],
+  [SubscriptionNotFoundError, 404],
+  [DeliveryNotFoundError, 404],
+  [SubscriptionLimitReachedError, 409],
+  [DeliveryNotDeadLetteredError, 409],
   [SlotTakenError, 409],
   [TransformationConflictError, 409],
   [HoldExpiredError, 409],

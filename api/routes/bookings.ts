@@ -92,8 +92,8 @@ export const bookingRoutes = [
       DoubleBookingAttemptError,
       IdempotencyKeyMismatchError,
     ],
-    async handler({ partnerId, body }, { db }) {
-      return confirmBooking(db, partnerId, body);
+    async handler({ partnerId, body }, deps) {
+      return confirmBooking(deps, partnerId, body);
     },
   }),
   defineRoute({
@@ -159,8 +159,8 @@ export const bookingRoutes = [
       },
     },
     errors: [...ownership, InvalidHoldStateError, IdempotencyKeyMismatchError],
-    async handler({ partnerId, params, body }, { db }) {
-      return cancelBooking(db, partnerId, params.bookingId, body);
+    async handler({ partnerId, params, body }, deps) {
+      return cancelBooking(deps, partnerId, params.bookingId, body);
     },
   }),
   defineRoute({
@@ -183,8 +183,8 @@ export const bookingRoutes = [
       },
     },
     errors: [...ownership, InvalidHoldStateError, IdempotencyKeyMismatchError],
-    async handler({ partnerId, params, body }, { db }) {
-      return refundBooking(db, partnerId, params.bookingId, body);
+    async handler({ partnerId, params, body }, deps) {
+      return refundBooking(deps, partnerId, params.bookingId, body);
     },
   }),
 ];

@@ -86,8 +86,8 @@ export const holdRoutes = [
       InvalidHoldStateError,
       IdempotencyKeyMismatchError,
     ],
-    async handler({ partnerId, params, body }, { db }) {
-      return releaseHold(db, partnerId, params.holdId, body);
+    async handler({ partnerId, params, body }, deps) {
+      return releaseHold(deps, partnerId, params.holdId, body);
     },
   }),
 ];

@@ -6,6 +6,7 @@ import { contractRoutes } from './contract.ts';
 import { healthRoutes } from './health.ts';
 import { holdRoutes } from './holds.ts';
 import { venueRoutes } from './venues.ts';
+import { webhookRoutes } from './webhooks.ts';
 
 export const routes: readonly Route[] = [
   ...healthRoutes,
@@ -14,4 +15,5 @@ export const routes: readonly Route[] = [
   ...availabilityRoutes,
   ...holdRoutes,
   ...bookingRoutes,
+  ...webhookRoutes,
 ];

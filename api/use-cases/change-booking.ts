@@ -4,6 +4,7 @@
  * to cancel and sent to refund is 409 IDEMPOTENCY_KEY_MISMATCH.
  */
 import { recordBookingEvent } from '../../db/events.ts';
+import type { PgBoss } from 'pg-boss';
 import type { Knex } from '../../db/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import * as reservations from '../../db/queries/reservations.ts';
@@ -15,7 +16,7 @@ import { lockOwnBooking } from './own-records.ts';
 
 /** Cancels the caller's booking, or replays the cancel made with the same key. */
 export function cancelBooking(
-  db: Knex,
+  { db, boss }: { db: Knex; boss: PgBoss },
   partnerId: string,
   bookingId: string,
   input: ReasonBody,
@@ -36,7 +37,7 @@ export function cancelBooking(
         );
       }
       await reservations.release(trx, booking.hold_id);
-      await recordBookingEvent(trx, 'booking_cancelled', cancelled.id);
+      await recordBookingEvent(trx, boss, 'booking_cancelled', cancelled.id);
       return {
         status: 200,
         body: { message: 'Booking cancelled.', booking_id: booking.id, status: 'CANCELLED' },
@@ -47,7 +48,7 @@ export function cancelBooking(
 
 /** Marks the caller's booking refunded, or replays the refund made with the same key. */
 export function refundBooking(
-  db: Knex,
+  { db, boss }: { db: Knex; boss: PgBoss },
   partnerId: string,
   bookingId: string,
   input: ReasonBody,
@@ -64,7 +65,7 @@ export function refundBooking(
       const refunded = await bookings.refund(trx, booking.id, input.reason ?? null);
       if (!refunded) throw new InvalidHoldStateError('The booking is already REFUNDED.');
       if (booking.status === 'BOOKED') await reservations.release(trx, booking.hold_id);
-      await recordBookingEvent(trx, 'booking_refunded', refunded.id);
+      await recordBookingEvent(trx, boss, 'booking_refunded', refunded.id);
       return {
         status: 200,
         body: { message: 'Booking refunded.', booking_id: booking.id, status: 'REFUNDED' },

@@ -3,6 +3,8 @@
  * booking; another request → 409), then the hold, locked: ownership before venue authorisation,
  * expiry, state, and that its reservations are intact; then the booking and booking_created.
  */
+import type { PgBoss } from 'pg-boss';
+import { publishEvents } from '../../db/events.ts';
 import type { Knex } from '../../db/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import { DoubleBookingAttemptError, HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
@@ -12,7 +14,11 @@ import type { ConfirmBody, ConfirmResponse } from '../routes/bookings.schemas.ts
 import { lockOwnHold } from './own-records.ts';
 
 /** Confirms a hold into a booking, or replays the confirm made with the same key. */
-export async function confirmBooking(db: Knex, partnerId: string, input: ConfirmBody): Promise<RouteResult> {
+export async function confirmBooking(
+  { db, boss }: { db: Knex; boss: PgBoss },
+  partnerId: string,
+  input: ConfirmBody,
+): Promise<RouteResult> {
   const { idempotency_key: key, partner_id: _ignored, ...request } = input;
   return db.transaction((trx) =>
     withIdempotency(trx, { partnerId, key, operation: 'confirm', request }, async () => {
@@ -32,6 +38,7 @@ export async function confirmBooking(db: Knex, partnerId: string, input: Confirm
         customerPhone: input.customer_phone,
         customerEmail: input.customer_email ?? null,
       }))!;
+      await publishEvents(boss, trx, [booking.event_id]);
       const body: ConfirmResponse = {
         booking_id: booking.id,
         slot_id: booking.slot_id,

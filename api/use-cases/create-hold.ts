@@ -6,6 +6,7 @@
  * written in the same transaction.
  */
 import type { PgBoss } from 'pg-boss';
+import { publishEvents } from '../../db/events.ts';
 import { expireHoldIfDue } from '../../db/hold-expiry.ts';
 import { enqueue, JOBS } from '../../db/jobs.ts';
 import type { Knex } from '../../db/knex.ts';
@@ -82,7 +83,7 @@ async function placeHold(
   Object.assign(target, { resourceId: resource.id, units: resource.units });
   const overlaps = await reservations.lockUnitsAndFindOverlaps(trx, resource.units, start, end);
   // A hold past its expiry blocks nobody: expire it here, whether or not its job has run yet.
-  for (const overdue of overlaps.filter((o) => o.overdue)) await expireHoldIfDue(trx, overdue.hold_id);
+  for (const overdue of overlaps.filter((o) => o.overdue)) await expireHoldIfDue(trx, boss, overdue.hold_id);
   const conflicts = overlaps.filter((o) => !o.overdue).map((o) => o.resource_id);
   if (conflicts.length) throw conflictError(conflicts, resource.id);
 
@@ -100,6 +101,7 @@ async function placeHold(
     },
     resource.units,
   );
+  await publishEvents(boss, trx, [hold.event_id]);
   await enqueue(boss, trx, JOBS.holdExpire, { hold_id: hold.id }, { startAfter: hold.hold_expiry_at });
   return { status: 201, body: presentHold(hold) };
 }

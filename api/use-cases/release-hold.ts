@@ -1,5 +1,6 @@
 /** POST /partner/holds/{holdId}/cancel: an ACTIVE hold is released before its expiry. */
 import { recordHoldEvent } from '../../db/events.ts';
+import type { PgBoss } from 'pg-boss';
 import type { Knex } from '../../db/knex.ts';
 import * as holds from '../../db/queries/holds.ts';
 import * as reservations from '../../db/queries/reservations.ts';
@@ -11,7 +12,7 @@ import { lockOwnHold } from './own-records.ts';
 
 /** Releases the caller's hold, or replays the release made with the same key. */
 export async function releaseHold(
-  db: Knex,
+  { db, boss }: { db: Knex; boss: PgBoss },
   partnerId: string,
   holdId: string,
   input: ReasonBody,
@@ -32,7 +33,7 @@ export async function releaseHold(
       }
       const cancelled = (await holds.cancel(trx, hold.id, input.reason ?? null))!;
       await reservations.release(trx, hold.id);
-      await recordHoldEvent(trx, 'hold_cancelled', cancelled.id);
+      await recordHoldEvent(trx, boss, 'hold_cancelled', cancelled.id);
       return { status: 200, body: { message: 'Hold released.', hold_id: hold.id, status: 'CANCELLED' } };
     }),
   );

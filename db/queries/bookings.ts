@@ -42,14 +42,14 @@ export interface NewBooking {
 /**
  * Confirms an ACTIVE hold into a booking in one statement: the hold becomes CONFIRMED, its
  * reservations stop expiring, the booking is inserted with the hold's slot and price, and
- * booking_created is recorded. Undefined if the hold was not ACTIVE.
+ * booking_created is recorded (its id is returned too). Undefined if the hold was not ACTIVE.
  */
 export async function confirmHold(
   trx: Knex,
   holdId: string,
   booking: NewBooking,
-): Promise<BookingRow | undefined> {
-  const { rows } = await trx.raw<{ rows: BookingRow[] }>(
+): Promise<(BookingRow & { event_id: string }) | undefined> {
+  const { rows } = await trx.raw<{ rows: (BookingRow & { event_id: string })[] }>(
     `with h as (
        update holds set status = 'CONFIRMED', updated_at = now()
        where id = ? and status = 'ACTIVE'
@@ -65,9 +65,9 @@ export async function confirmHold(
        from h
        returning *
      ), e as (
-       ${bookingEventSql('b')}
+       ${bookingEventSql('b')} returning id
      )
-     select * from b`,
+     select b.*, (select id from e) as event_id from b`,
     [
       holdId,
       booking.paymentReference,

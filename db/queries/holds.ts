@@ -39,10 +39,14 @@ export interface NewHold {
 /**
  * Inserts an ACTIVE hold together with its reservations, one per physical unit, and its
  * hold_created event, in one statement (the exclusion constraint checks the reservations as they
- * go in). Returns the hold.
+ * go in). Returns the hold and the id of its event.
  */
-export async function insertWithReservations(trx: Knex, hold: NewHold, unitIds: string[]): Promise<HoldRow> {
-  const { rows } = await trx.raw<{ rows: HoldRow[] }>(
+export async function insertWithReservations(
+  trx: Knex,
+  hold: NewHold,
+  unitIds: string[],
+): Promise<HoldRow & { event_id: string }> {
+  const { rows } = await trx.raw<{ rows: (HoldRow & { event_id: string })[] }>(
     `with h as (
        insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
                           price_rupees, customer_phone)
@@ -53,9 +57,9 @@ export async function insertWithReservations(trx: Knex, hold: NewHold, unitIds: 
        select h.id, unit_id, h.resource_id, tstzrange(h.slot_start, h.slot_end), h.hold_expiry_at
        from h cross join unnest(?::uuid[]) as unit_id
      ), e as (
-       ${holdEventSql('h')}
+       ${holdEventSql('h')} returning id
      )
-     select * from h`,
+     select h.*, (select id from e) as event_id from h`,
     [
       hold.partnerId,
       hold.venueId,

@@ -170,7 +170,7 @@ function directCycle(db: Knex, boss: Parameters<typeof createHold>[0]['boss']): 
     t = process.hrtime.bigint();
     await apiKeys.authenticate(db, keyHash);
     const { customer_phone, ...body } = confirmBody((held.body as { hold_id: string }).hold_id);
-    await confirmBooking(db, client.partnerId, { ...body, customer_phone: `+91${customer_phone}` });
+    await confirmBooking({ db, boss }, client.partnerId, { ...body, customer_phone: `+91${customer_phone}` });
     return [holdMs, msSince(t)];
   };
 }

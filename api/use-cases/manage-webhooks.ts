@@ -1,0 +1,61 @@
+/**
+ * Webhook subscriptions: subscribe (the secret is shown once), list (never the secret), rotate
+ * (a new secret, shown once; deliveries from now on are signed with it).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../../db/config.ts';
+import type { Knex } from '../../db/knex.ts';
+import * as subscriptions from '../../db/queries/webhook-subscriptions.ts';
+import { refuseTarget } from '../../db/webhook-targets.ts';
+import { SubscriptionLimitReachedError, SubscriptionNotFoundError, ValidationError } from '../errors.ts';
+import type { CreateSubscriptionBody } from '../routes/webhooks.schemas.ts';
+
+/** The most subscriptions one partner may have (CONTRACT.md). */
+export const MAX_SUBSCRIPTIONS = 10;
+
+/** A new signing secret: 256 random bits as hex. */
+function newSecret(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/** Creates a subscription after checking its endpoint; the row carries the new secret. */
+export async function subscribe(
+  db: Knex,
+  config: Config,
+  partnerId: string,
+  input: CreateSubscriptionBody,
+): Promise<subscriptions.SubscriptionRow> {
+  const url = new URL(input.endpoint_url);
+  if (url.protocol !== 'https:' && config.serviceEnv === 'production') {
+    throw new ValidationError([{ field: 'endpoint_url', message: 'must use https', in: 'body' }]);
+  }
+  const refused = await refuseTarget(input.endpoint_url, config.webhookAllowPrivateTargets);
+  if (refused) throw new ValidationError([{ field: 'endpoint_url', message: refused, in: 'body' }]);
+  return db.transaction(async (trx) => {
+    if ((await subscriptions.lockAndCount(trx, partnerId)) >= MAX_SUBSCRIPTIONS) {
+      throw new SubscriptionLimitReachedError(MAX_SUBSCRIPTIONS);
+    }
+    return subscriptions.insert(trx, {
+      partnerId,
+      endpointUrl: input.endpoint_url,
+      eventTypes: [...new Set(input.event_types)],
+      secretKey: newSecret(),
+    });
+  });
+}
+
+/** The caller's subscriptions. */
+export function listSubscriptions(db: Knex, partnerId: string): Promise<subscriptions.SubscriptionRow[]> {
+  return subscriptions.listForPartner(db, partnerId);
+}
+
+/** Gives one of the caller's subscriptions a new secret. */
+export async function rotateSecret(
+  db: Knex,
+  partnerId: string,
+  subscriptionId: string,
+): Promise<subscriptions.SubscriptionRow> {
+  const row = await subscriptions.rotateSecret(db, partnerId, subscriptionId, newSecret());
+  if (!row) throw new SubscriptionNotFoundError();
+  return row;
+}

@@ -1,0 +1,48 @@
+/** Delivery observability and redelivery of dead letters, for the caller's own deliveries. */
+import type { PgBoss } from 'pg-boss';
+import type { Config } from '../../db/config.ts';
+import { deliveryJobOptions, enqueue, JOBS } from '../../db/jobs.ts';
+import type { Knex } from '../../db/knex.ts';
+import * as deliveries from '../../db/queries/webhook-deliveries.ts';
+import { DeliveryNotDeadLetteredError, DeliveryNotFoundError } from '../errors.ts';
+
+/** How many dead letters observability lists. */
+const DEAD_LETTERS_SHOWN = 100;
+
+/** Counts by status and the most recent dead letters. */
+export async function observeDeliveries(db: Knex, partnerId: string) {
+  const [counts, deadLetters] = await Promise.all([
+    deliveries.countByStatus(db, partnerId),
+    deliveries.listDeadLetters(db, partnerId, DEAD_LETTERS_SHOWN),
+  ]);
+  return { counts, deadLetters };
+}
+
+/**
+ * Puts a dead-lettered delivery (named by any of its attempts' ids) back in line: same event and
+ * event_id, attempts counted afresh, the first one enqueued in the same transaction.
+ */
+export async function redeliver(
+  deps: { db: Knex; boss: PgBoss; config: Config },
+  partnerId: string,
+  attemptId: string,
+): Promise<deliveries.DeliveryRow> {
+  return deps.db.transaction(async (trx) => {
+    const delivery = await deliveries.lockByAttemptId(trx, partnerId, attemptId);
+    if (!delivery) throw new DeliveryNotFoundError();
+    if (delivery.status !== 'dead_letter') {
+      throw new DeliveryNotDeadLetteredError(
+        `The delivery is ${delivery.status}; only a dead letter can be redelivered.`,
+      );
+    }
+    const requeued = await deliveries.requeue(trx, delivery.id);
+    await enqueue(
+      deps.boss,
+      trx,
+      JOBS.webhookDeliver,
+      { delivery_id: delivery.id },
+      deliveryJobOptions(deps.config),
+    );
+    return requeued;
+  });
+}

@@ -1,0 +1,27 @@
+/**
+ * webhook.fanout: turns one recorded event into one delivery per active subscription that lists
+ * its type, of every partner granted the event's venue at this moment (so partners hear about
+ * other partners' changes too), and enqueues each delivery's first attempt in the same
+ * transaction. Running twice creates nothing twice.
+ */
+import { deliveryJobOptions, enqueue, JOBS, PAYLOADS } from '../db/jobs.ts';
+import * as deliveries from '../db/queries/webhook-deliveries.ts';
+import type { JobModule } from './registry.ts';
+
+export const webhookFanout: JobModule<{ event_id: string }> = {
+  name: JOBS.webhookFanout,
+  payload: PAYLOADS[JOBS.webhookFanout],
+  batchSize: 10,
+  pollingIntervalSeconds: 2,
+  localConcurrency: 2,
+  async handle({ event_id }, { db, boss, config, log }) {
+    const created = await db.transaction(async (trx) => {
+      const ids = await deliveries.fanOut(trx, event_id);
+      for (const id of ids) {
+        await enqueue(boss, trx, JOBS.webhookDeliver, { delivery_id: id }, deliveryJobOptions(config));
+      }
+      return ids.length;
+    });
+    log.debug({ event_id, deliveries: created }, 'webhook.fanout');
+  },
+};
