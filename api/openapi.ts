@@ -125,6 +125,9 @@ function callbacks(route: Route, components: Record<string, Json>): Json {
             },
             responses: {
               '2XX': { description: 'Received: the attempt succeeded.' },
+              '400': {
+                description: 'Any 4xx (a rejected signature, say) is a failed attempt; it is retried.',
+              },
               default: {
                 description: 'Any other answer, or none in time, is a failed attempt and is retried.',
               },
