@@ -53,6 +53,8 @@ export function createBoss(
     supervise: role === 'worker',
     schedule: role === 'worker',
     useListenNotify: role === 'worker',
+    // How often a worker looks for jobs whose worker died (past their expiry) to retry them.
+    superviseIntervalSeconds: 10,
     max: role === 'worker' ? 6 : 2,
     ...extra,
   });

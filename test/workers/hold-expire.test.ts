@@ -27,7 +27,12 @@ async function newHold(slotIndex: number) {
   return { ...w, holdId: res.body.hold_id as string, slotStart: slots[slotIndex]!.slot_start };
 }
 
-const deps = () => ({ db: database().db, boss: database().boss, config: database().config, log: database().log });
+const deps = () => ({
+  db: database().db,
+  boss: database().boss,
+  config: database().config,
+  log: database().log,
+});
 const run = (holdId: string) => holdExpire.handle({ hold_id: holdId }, deps(), { id: randomUUID() } as never);
 
 test('a due hold is expired, its window freed and hold_expired recorded, once however often the job runs', async (t) => {
