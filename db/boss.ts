@@ -53,8 +53,10 @@ export function createBoss(
     supervise: role === 'worker',
     schedule: role === 'worker',
     useListenNotify: role === 'worker',
-    // How often a worker looks for jobs whose worker died (past their expiry) to retry them.
-    superviseIntervalSeconds: 10,
+    // How often a worker looks for jobs whose worker died (past their expiry) to retry them: a
+    // pass needs both timers. The default minute would hold a crashed delivery that long.
+    superviseIntervalSeconds: 5,
+    monitorIntervalSeconds: 5,
     max: role === 'worker' ? 6 : 2,
     ...extra,
   });
