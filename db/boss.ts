@@ -65,9 +65,10 @@ export function createBoss(
   return boss;
 }
 
-/** Creates every queue in QUEUES that does not exist yet (pg-boss ignores existing ones). */
+/** Creates every queue in QUEUES, and brings existing ones to the options declared here. */
 export async function ensureQueues(boss: PgBoss): Promise<void> {
   for (const { name, ...options } of QUEUES) {
-    if (!(await boss.getQueue(name))) await boss.createQueue(name, options);
+    if (await boss.getQueue(name)) await boss.updateQueue(name, options);
+    else await boss.createQueue(name, options);
   }
 }

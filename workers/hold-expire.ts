@@ -15,8 +15,9 @@ export const holdExpire: JobModule<{ hold_id: string }> = {
   name: JOBS.holdExpire,
   payload: PAYLOADS[JOBS.holdExpire],
   batchSize: 20,
-  // Expiry jobs are scheduled (startAfter), which pg-boss finds only by polling.
-  pollingIntervalSeconds: 1,
+  // Expiry jobs are scheduled (startAfter), which pg-boss finds only by polling: poll as often as
+  // it allows, so hold_expired follows hold_expiry_at by well under a second.
+  pollingIntervalSeconds: 0.5,
   async handle({ hold_id }, { db, boss, log }) {
     const outcome = await db.transaction(async (trx) => {
       const hold = await holds.lockById(trx, hold_id);
