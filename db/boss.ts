@@ -57,7 +57,7 @@ export function createBoss(
     // pass needs both timers. The default minute would hold a crashed delivery that long.
     superviseIntervalSeconds: 5,
     monitorIntervalSeconds: 5,
-    max: role === 'worker' ? 6 : 2,
+    max: role === 'worker' ? 8 : 2,
     ...extra,
   });
   boss.on('error', (err) => log.error({ err }, 'pg-boss error'));

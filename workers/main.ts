@@ -26,7 +26,7 @@ export async function startWorkers(
   log: Logger,
   modules: readonly JobModule[] = jobs,
 ): Promise<Workers> {
-  const db = createDb(databaseUrl, { poolMax: 6, applicationName: 'booking-worker', log });
+  const db = createDb(databaseUrl, { poolMax: 10, applicationName: 'booking-worker', log });
   const boss = createBoss(databaseUrl, 'worker', log);
   await boss.start();
   for (const module of modules) {
@@ -35,6 +35,11 @@ export async function startWorkers(
       {
         batchSize: module.batchSize,
         pollingIntervalSeconds: module.pollingIntervalSeconds,
+        // LISTEN/NOTIFY wakes a worker for a new job; this polling is the backstop for wake-ups
+        // that were coalesced or missed, and pg-boss's default of 30 s left backlogs waiting.
+        notifyPollingIntervalSeconds: module.pollingIntervalSeconds,
+        // A full batch means more work is waiting: fetch again at once (DESIGN.md: thousands/s).
+        burstWhenBatchFull: module.batchSize > 1,
         localConcurrency: module.localConcurrency ?? 1,
       },
       (batch: Job<unknown>[]) => runBatch(module, batch, { db, boss, config, log }),
@@ -51,13 +56,14 @@ export async function startWorkers(
 }
 
 /**
- * Runs a batch one job at a time. pg-boss settles a batch as a whole, so when any job failed the
- * batch is failed after every job had its turn, and pg-boss retries them all; that is safe because
- * handlers are idempotent (a retried job whose work is done returns at once).
+ * Runs a batch, one job at a time or side by side (`concurrentBatch`). pg-boss settles a batch as
+ * a whole, so when any job failed the batch is failed after every job had its turn, and pg-boss
+ * retries them all; that is safe because handlers are idempotent (a retried job whose work is done
+ * returns at once).
  */
 async function runBatch(module: JobModule, batch: Job<unknown>[], deps: JobDeps): Promise<void> {
   const failures: unknown[] = [];
-  for (const job of batch) {
+  const run = async (job: Job<unknown>) => {
     const log = deps.log.child({ job: module.name, job_id: job.id });
     try {
       await module.handle(module.payload.parse(job.data), { ...deps, log }, job);
@@ -65,7 +71,9 @@ async function runBatch(module: JobModule, batch: Job<unknown>[], deps: JobDeps)
       log.warn({ err }, 'job failed; pg-boss will retry it');
       failures.push(err);
     }
-  }
+  };
+  if (module.concurrentBatch) await Promise.all(batch.map(run));
+  else for (const job of batch) await run(job);
   if (failures.length)
     throw new AggregateError(failures, `${failures.length} of ${batch.length} jobs failed`);
 }

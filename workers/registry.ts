@@ -30,6 +30,8 @@ export interface JobModule<P = unknown> {
   pollingIntervalSeconds: number;
   /** Independent pollers per worker process, so one slow job does not hold up the others. */
   localConcurrency?: number;
+  /** Run the jobs of a batch side by side (each is its own unit of work) rather than in turn. */
+  concurrentBatch?: boolean;
   handle(payload: P, deps: JobDeps, job: Job<unknown>): Promise<void>;
 }
 

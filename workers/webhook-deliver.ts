@@ -21,9 +21,11 @@ export const MAX_ATTEMPTS = 5;
 export const webhookDeliver: JobModule<{ delivery_id: string }> = {
   name: JOBS.webhookDeliver,
   payload: PAYLOADS[JOBS.webhookDeliver],
-  batchSize: 1,
-  pollingIntervalSeconds: 1,
-  // A slow or dead endpoint holds one of these, not the worker.
+  batchSize: 5,
+  pollingIntervalSeconds: 0.5,
+  // Attempts of a batch run side by side, so a slow or dead endpoint delays no other attempt's
+  // request, only its own batch's completion; sixteen pollers keep fetching meanwhile.
+  concurrentBatch: true,
   localConcurrency: 16,
   async handle({ delivery_id }, { db, boss, config, log }) {
     const attemptId = randomUUID();
@@ -38,7 +40,8 @@ export const webhookDeliver: JobModule<{ delivery_id: string }> = {
     await db.transaction(async (trx) => {
       const recorded = await deliveries.finishAttempt(trx, delivery_id, attemptId, outcome, delay);
       if (recorded && delay !== null) {
-        await enqueue(boss, trx, JOBS.webhookDeliver, { delivery_id }, deliveryJobOptions(config, delay));
+        const options = deliveryJobOptions(config, delay);
+        await enqueue(boss, trx, JOBS.webhookDeliver, { delivery_id }, options);
       }
     });
     log.info(

@@ -12,15 +12,16 @@ export const webhookFanout: JobModule<{ event_id: string }> = {
   name: JOBS.webhookFanout,
   payload: PAYLOADS[JOBS.webhookFanout],
   batchSize: 10,
-  pollingIntervalSeconds: 2,
+  pollingIntervalSeconds: 0.5,
+  concurrentBatch: true,
   localConcurrency: 2,
   async handle({ event_id }, { db, boss, config, log }) {
     const created = await db.transaction(async (trx) => {
-      const ids = await deliveries.fanOut(trx, event_id);
-      for (const id of ids) {
+      const created = await deliveries.fanOut(trx, event_id);
+      for (const { id } of created) {
         await enqueue(boss, trx, JOBS.webhookDeliver, { delivery_id: id }, deliveryJobOptions(config));
       }
-      return ids.length;
+      return created.length;
     });
     log.debug({ event_id, deliveries: created }, 'webhook.fanout');
   },

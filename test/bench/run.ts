@@ -1,5 +1,5 @@
 /**
- * `npm run bench [discovery|hold-confirm|availability]...`: the benchmarks of docs/BENCHMARKS.md
+ * `npm run bench [discovery|hold-confirm|availability|webhooks]...`: the benchmarks of docs/BENCHMARKS.md
  * (all of them by default), each on a fresh database on DATABASE_URL's server or an embedded
  * PostgreSQL, with `npm run web` as its own process and the load generator in this one, side by
  * side as on one machine. Prints markdown. BENCH_SECONDS (default 10) sets the length of a run;
@@ -12,6 +12,7 @@ import { benchAvailability } from './availability.ts';
 import { benchDiscovery } from './discovery.ts';
 import { withBenchDatabase } from './harness.ts';
 import { benchHoldConfirm } from './hold-confirm.ts';
+import { benchWebhooks } from './webhooks.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -25,6 +26,7 @@ const benches = {
     benchHoldConfirm(url, db, log, seconds),
   availability: (url: string, db: Parameters<typeof benchDiscovery>[1]) =>
     benchAvailability(url, db, seconds),
+  webhooks: (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchWebhooks(url, db, seconds),
 };
 type BenchName = keyof typeof benches;
 
