@@ -14,6 +14,8 @@ import { createDb, type Knex } from '../../db/knex.ts';
 import type { Logger } from '../../db/log.ts';
 import { migrate } from '../../db/migrate.ts';
 import * as partners from '../../db/queries/partners.ts';
+import * as resources from '../../db/queries/resources.ts';
+import * as venues from '../../db/queries/venues.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -50,6 +52,35 @@ export async function benchPartners(
     out.push({ partnerId, apiKey: await issueKey(db, partnerId) });
   }
   return out;
+}
+
+/** A venue of 300 one-hour courts, open 06:00–22:00, granted to nobody yet. */
+export async function benchVenue(db: Knex, name: string, holdSeconds: number): Promise<string> {
+  const venueId = await venues.insert(db, {
+    name,
+    address: '1 Bench Road',
+    city: 'Pune',
+    timezone: 'Asia/Kolkata',
+    holdSeconds,
+    minLeadMinutes: 0,
+    maxAdvanceDays: 21,
+  });
+  await db.transaction(async (trx) => {
+    for (let i = 0; i < 300; i++) {
+      await resources.insert(trx, {
+        venueId,
+        resourceType: 'court',
+        sportCategory: 'badminton',
+        durationMinutes: 60,
+        priceRupees: 500,
+        opensAt: '06:00',
+        closesAt: '22:00',
+        closedOn: [],
+        parts: [],
+      });
+    }
+  });
+  return venueId;
 }
 
 /** `npm run web` as its own process on a free port. */

@@ -11,9 +11,7 @@ import { createBoss } from '../../db/boss.ts';
 import { createDb, type Knex } from '../../db/knex.ts';
 import type { Logger } from '../../db/log.ts';
 import * as apiKeys from '../../db/queries/api-keys.ts';
-import * as resources from '../../db/queries/resources.ts';
-import * as venues from '../../db/queries/venues.ts';
-import { benchPartners, msSince, percentile, startWebProcess } from './harness.ts';
+import { benchPartners, benchVenue, msSince, percentile, startWebProcess } from './harness.ts';
 
 interface Slot {
   resource_id: string;
@@ -26,35 +24,11 @@ interface Client {
 /** One cycle's work: hold then confirm; returns the two latencies, or throws with the failure. */
 type Cycle = (client: Client, venueId: string, slot: Slot) => Promise<[number, number]>;
 
-const RESOURCES = 300;
 const CLIENTS = [1, 16, 64];
 
 /** Returns the markdown table of the hold + confirm benchmark. */
 export async function benchHoldConfirm(url: string, db: Knex, log: Logger, seconds: number): Promise<string> {
-  const venueId = await venues.insert(db, {
-    name: 'Bench Arena',
-    address: '1 Bench Road',
-    city: 'Pune',
-    timezone: 'Asia/Kolkata',
-    holdSeconds: 900,
-    minLeadMinutes: 0,
-    maxAdvanceDays: 21,
-  });
-  await db.transaction(async (trx) => {
-    for (let i = 0; i < RESOURCES; i++) {
-      await resources.insert(trx, {
-        venueId,
-        resourceType: 'court',
-        sportCategory: 'badminton',
-        durationMinutes: 60,
-        priceRupees: 500,
-        opensAt: '06:00',
-        closesAt: '22:00',
-        closedOn: [],
-        parts: [],
-      });
-    }
-  });
+  const venueId = await benchVenue(db, 'Bench Arena', 900);
   const clients = await benchPartners(db, venueId, Math.max(...CLIENTS));
   const { rows: slots } = await db.raw<{ rows: Slot[] }>(
     `select s.resource_id, s.slot_start from venues v,
@@ -66,7 +40,7 @@ export async function benchHoldConfirm(url: string, db: Knex, log: Logger, secon
   let next = 0;
   const takeSlot = () => {
     const slot = slots[next++];
-    if (!slot) throw new Error('out of slots: lower BENCH_SECONDS or raise RESOURCES');
+    if (!slot) throw new Error('out of slots: lower BENCH_SECONDS');
     return slot;
   };
 

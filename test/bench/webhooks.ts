@@ -17,10 +17,8 @@ import { createBoss } from '../../db/boss.ts';
 import { JOBS } from '../../db/jobs.ts';
 import type { Knex } from '../../db/knex.ts';
 import { createLogger } from '../../db/log.ts';
-import * as resources from '../../db/queries/resources.ts';
-import * as venues from '../../db/queries/venues.ts';
 import { signWebhook } from '../../workers/webhook-signature.ts';
-import { benchPartners, msSince, percentile, startWebProcess } from './harness.ts';
+import { benchPartners, benchVenue, msSince, percentile, startWebProcess } from './harness.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const RATE_PER_SECOND = 100;
@@ -73,35 +71,6 @@ export async function benchWebhooks(url: string, db: Knex, seconds: number): Pro
     await receiver.close();
   }
   return sections.join('\n\n');
-}
-
-/** A venue of 300 one-hour courts, open 06:00–22:00, granted to nobody yet. */
-export async function benchVenue(db: Knex, name: string, holdSeconds: number): Promise<string> {
-  const venueId = await venues.insert(db, {
-    name,
-    address: '1 Bench Road',
-    city: 'Pune',
-    timezone: 'Asia/Kolkata',
-    holdSeconds,
-    minLeadMinutes: 0,
-    maxAdvanceDays: 21,
-  });
-  await db.transaction(async (trx) => {
-    for (let i = 0; i < 300; i++) {
-      await resources.insert(trx, {
-        venueId,
-        resourceType: 'court',
-        sportCategory: 'badminton',
-        durationMinutes: 60,
-        priceRupees: 500,
-        opensAt: '06:00',
-        closesAt: '22:00',
-        closedOn: [],
-        parts: [],
-      });
-    }
-  });
-  return venueId;
 }
 
 /** Never-contended slots of a venue, tomorrow onwards. */
