@@ -2,17 +2,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { EVENT_TYPES } from '../../db/queries/events.ts';
 import { verifyWebhook, type WebhookEvent } from '../../workers/webhook-signature.ts';
 import { call, type TestServer } from './http.ts';
 
-const ALL_TYPES = [
-  'hold_created',
-  'hold_cancelled',
-  'hold_expired',
-  'booking_created',
-  'booking_cancelled',
-  'booking_refunded',
-];
+const ALL_TYPES = [...EVENT_TYPES];
 
 /** Subscribes through the API; returns the subscription id and its secret. */
 export async function subscribe(
