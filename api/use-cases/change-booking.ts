@@ -3,8 +3,8 @@
  * BOOKED → REFUNDED (freeing the slot) or CANCELLED → REFUNDED. Keys are per operation: a key used
  * to cancel and sent to refund is 409 IDEMPOTENCY_KEY_MISMATCH.
  */
-import { recordBookingEvent } from '../../db/events.ts';
 import type { PgBoss } from 'pg-boss';
+import { recordBookingEvent } from '../../db/events.ts';
 import type { Knex } from '../../db/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import * as reservations from '../../db/queries/reservations.ts';
@@ -14,62 +14,61 @@ import type { RouteResult } from '../route.ts';
 import type { ReasonBody } from '../routes/shared.schemas.ts';
 import { lockOwnBooking } from './own-records.ts';
 
+type Deps = { db: Knex; boss: PgBoss };
+
 /** Cancels the caller's booking, or replays the cancel made with the same key. */
 export function cancelBooking(
-  { db, boss }: { db: Knex; boss: PgBoss },
+  deps: Deps,
   partnerId: string,
   bookingId: string,
   input: ReasonBody,
 ): Promise<RouteResult> {
-  const write = {
-    partnerId,
-    key: input.idempotency_key,
-    operation: 'booking_cancel' as const,
-    request: { bookingId },
-  };
-  return db.transaction((trx) =>
-    withIdempotency(trx, write, async () => {
-      const booking = await lockOwnBooking(trx, partnerId, bookingId);
-      const cancelled = await bookings.cancel(trx, booking.id, input.reason ?? null);
-      if (!cancelled) {
-        throw new InvalidHoldStateError(
-          `The booking is ${booking.status}; only a BOOKED booking can be cancelled.`,
-        );
-      }
-      await reservations.release(trx, booking.hold_id);
-      await recordBookingEvent(trx, boss, 'booking_cancelled', cancelled.id);
-      return {
-        status: 200,
-        body: { message: 'Booking cancelled.', booking_id: booking.id, status: 'CANCELLED' },
-      };
-    }),
-  );
+  return changeOwnBooking(deps, partnerId, bookingId, input, 'booking_cancel', async (trx, booking) => {
+    const cancelled = await bookings.cancel(trx, booking.id, input.reason ?? null);
+    if (!cancelled) {
+      throw new InvalidHoldStateError(
+        `The booking is ${booking.status}; only a BOOKED booking can be cancelled.`,
+      );
+    }
+    await reservations.release(trx, booking.hold_id);
+    await recordBookingEvent(trx, deps.boss, 'booking_cancelled', cancelled.id);
+    return {
+      status: 200,
+      body: { message: 'Booking cancelled.', booking_id: booking.id, status: 'CANCELLED' },
+    };
+  });
 }
 
 /** Marks the caller's booking refunded, or replays the refund made with the same key. */
 export function refundBooking(
-  { db, boss }: { db: Knex; boss: PgBoss },
+  deps: Deps,
   partnerId: string,
   bookingId: string,
   input: ReasonBody,
 ): Promise<RouteResult> {
-  const write = {
-    partnerId,
-    key: input.idempotency_key,
-    operation: 'booking_refund' as const,
-    request: { bookingId },
-  };
+  return changeOwnBooking(deps, partnerId, bookingId, input, 'booking_refund', async (trx, booking) => {
+    const refunded = await bookings.refund(trx, booking.id, input.reason ?? null);
+    if (!refunded) throw new InvalidHoldStateError('The booking is already REFUNDED.');
+    if (booking.status === 'BOOKED') await reservations.release(trx, booking.hold_id);
+    await recordBookingEvent(trx, deps.boss, 'booking_refunded', refunded.id);
+    return {
+      status: 200,
+      body: { message: 'Booking refunded.', booking_id: booking.id, status: 'REFUNDED' },
+    };
+  });
+}
+
+/** One keyed change of the caller's booking: idempotency, then the booking locked and checked. */
+function changeOwnBooking(
+  { db }: Deps,
+  partnerId: string,
+  bookingId: string,
+  input: ReasonBody,
+  operation: 'booking_cancel' | 'booking_refund',
+  change: (trx: Knex.Transaction, booking: bookings.BookingRow) => Promise<RouteResult>,
+): Promise<RouteResult> {
+  const write = { partnerId, key: input.idempotency_key, operation, request: { bookingId } };
   return db.transaction((trx) =>
-    withIdempotency(trx, write, async () => {
-      const booking = await lockOwnBooking(trx, partnerId, bookingId);
-      const refunded = await bookings.refund(trx, booking.id, input.reason ?? null);
-      if (!refunded) throw new InvalidHoldStateError('The booking is already REFUNDED.');
-      if (booking.status === 'BOOKED') await reservations.release(trx, booking.hold_id);
-      await recordBookingEvent(trx, boss, 'booking_refunded', refunded.id);
-      return {
-        status: 200,
-        body: { message: 'Booking refunded.', booking_id: booking.id, status: 'REFUNDED' },
-      };
-    }),
+    withIdempotency(trx, write, async () => change(trx, await lockOwnBooking(trx, partnerId, bookingId))),
   );
 }
