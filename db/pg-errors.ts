@@ -4,18 +4,10 @@
  */
 import pg from 'pg';
 
-/** 23505: a unique index rejected a duplicate. */
-export const UNIQUE_VIOLATION = '23505';
-/** 23503: a foreign key pointed at a missing row. */
-export const FOREIGN_KEY_VIOLATION = '23503';
 /** 23P01: an exclusion constraint found an overlapping row (two reservations of one unit). */
 export const EXCLUSION_VIOLATION = '23P01';
 /** 40P01: the server aborted this transaction to break a deadlock. */
 export const DEADLOCK_DETECTED = '40P01';
-/** 40001: a serializable transaction could not be serialised. */
-export const SERIALIZATION_FAILURE = '40001';
-/** 57P01: the server is shutting down. */
-export const ADMIN_SHUTDOWN = '57P01';
 
 /** Whether `err` is a server error with the given SQLSTATE (and constraint name, if given). */
 export function isPgError(err: unknown, code: string, constraint?: string): err is pg.DatabaseError {

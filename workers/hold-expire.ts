@@ -19,12 +19,13 @@ export const holdExpire: JobModule<{ hold_id: string }> = {
   // it allows, so hold_expired follows hold_expiry_at by well under a second.
   pollingIntervalSeconds: 0.5,
   async handle({ hold_id }, { db, boss, log }) {
-    const outcome = await db.transaction(async (trx) => {
-      const hold = await holds.lockById(trx, hold_id);
-      if (!hold || hold.status !== 'ACTIVE') return 'already settled';
-      return (await expireHoldIfDue(trx, boss, hold_id)) ? 'expired' : 'not due';
-    });
-    if (outcome === 'not due') throw new HoldNotDueError(`hold ${hold_id} is not due yet`);
-    log.debug({ hold_id, outcome }, 'hold.expire');
+    // The transition is a conditional update, so no lock is needed first; only when it did not
+    // happen is the hold read, to tell "settled already" from "not due yet".
+    if (await db.transaction((trx) => expireHoldIfDue(trx, boss, hold_id))) {
+      log.debug({ hold_id }, 'hold expired');
+      return;
+    }
+    const hold = await holds.findById(db, hold_id);
+    if (hold?.status === 'ACTIVE') throw new HoldNotDueError(`hold ${hold_id} is not due yet`);
   },
 };

@@ -18,7 +18,7 @@ export const webhookFanout: JobModule<{ event_id: string }> = {
   async handle({ event_id }, { db, boss, config, log }) {
     const created = await db.transaction(async (trx) => {
       const created = await deliveries.fanOut(trx, event_id);
-      for (const { id } of created) {
+      for (const id of created) {
         await enqueue(boss, trx, JOBS.webhookDeliver, { delivery_id: id }, deliveryJobOptions(config));
       }
       return created.length;

@@ -23,8 +23,7 @@ export async function confirmBooking(
   return db.transaction((trx) =>
     withIdempotency(trx, { partnerId, key, operation: 'confirm', request }, async () => {
       const hold = await lockOwnHold(trx, partnerId, input.hold_id);
-      if (hold.status === 'EXPIRED' || (hold.status === 'ACTIVE' && hold.past_expiry))
-        throw new HoldExpiredError();
+      if (hold.expired) throw new HoldExpiredError();
       if (hold.status !== 'ACTIVE') {
         throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be confirmed.`);
       }

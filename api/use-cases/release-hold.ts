@@ -26,8 +26,7 @@ export async function releaseHold(
   return db.transaction((trx) =>
     withIdempotency(trx, write, async () => {
       const hold = await lockOwnHold(trx, partnerId, holdId);
-      if (hold.status === 'EXPIRED' || (hold.status === 'ACTIVE' && hold.past_expiry))
-        throw new HoldExpiredError();
+      if (hold.expired) throw new HoldExpiredError();
       if (hold.status !== 'ACTIVE') {
         throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be released.`);
       }

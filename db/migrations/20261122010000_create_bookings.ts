@@ -180,6 +180,12 @@ export async function up(knex: Knex): Promise<void> {
         placing '5' from 13 for 1) placing '8' from 17 for 1)::uuid
     $$;
 
+    -- Whether a partner may operate at a venue: granted to it and not archived.
+    create function venue_authorized(p_partner_id uuid, p_venue_id uuid) returns boolean language sql stable as $$
+      select exists (select 1 from venue_grants g join venues v on v.id = g.venue_id
+                     where g.partner_id = p_partner_id and g.venue_id = p_venue_id and v.status <> 'archived')
+    $$;
+
     -- The physical units of a resource: its parts when convertible, else itself.
     create function resource_units(p_resource_id uuid) returns uuid[] language sql stable as $$
       select coalesce(
@@ -287,6 +293,7 @@ export async function down(knex: Knex): Promise<void> {
     drop function if exists hold_event_details(holds);
     drop function if exists booking_event_details(bookings);
     drop function if exists resource_units(uuid);
+    drop function if exists venue_authorized(uuid, uuid);
     drop function if exists slot_id(uuid, timestamptz);
     drop table if exists events, idempotency_keys, bookings, reservations, holds, memberships, blackouts,
       price_rules;

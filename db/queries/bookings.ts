@@ -94,9 +94,7 @@ export async function lockForChange(
   partnerId: string,
 ): Promise<(BookingRow & { venue_authorized: boolean }) | undefined> {
   const { rows } = await trx.raw<{ rows: (BookingRow & { venue_authorized: boolean })[] }>(
-    `select b.*, exists (select 1 from venue_grants g join venues v on v.id = g.venue_id
-                         where g.partner_id = ? and g.venue_id = b.venue_id and v.status <> 'archived')
-                  as venue_authorized
+    `select b.*, venue_authorized(?, b.venue_id) as venue_authorized
        from bookings b where b.id = ? for update of b`,
     [partnerId, id],
   );

@@ -5,6 +5,7 @@
  * discount. One statement instead of five keeps the hold transaction short under load.
  */
 import type { Knex } from '../knex.ts';
+import { isUuid } from './resources.ts';
 import type { SlotRow } from './slots.ts';
 
 /** What `load()` finds. `venue` is undefined when not granted, archived or missing. */
@@ -19,8 +20,6 @@ export interface HoldContext {
   })[];
   discountPercent: number;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Row {
   venue_id: string;
@@ -45,7 +44,7 @@ export async function load(
     customerPhone: string | null;
   },
 ): Promise<HoldContext> {
-  const resourceId = UUID.test(request.resourceId) ? request.resourceId : null;
+  const resourceId = isUuid(request.resourceId) ? request.resourceId : null;
   const { rows } = await trx.raw<{ rows: Row[] }>(
     `select v.id as venue_id, v.status, v.hold_seconds, r.id as resource_id, r.duration_minutes,
             case when r.id is not null then resource_units(r.id) end as units,

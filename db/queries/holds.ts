@@ -83,15 +83,10 @@ export async function findById(db: Knex, id: string): Promise<HoldRow | undefine
   return db<HoldRow>('holds').where({ id }).first();
 }
 
-/** A hold by id, locked for the rest of the transaction. */
-export async function lockById(trx: Knex, id: string): Promise<HoldRow | undefined> {
-  return trx<HoldRow>('holds').where({ id }).forUpdate().first();
-}
-
 /** A hold locked for a change by `partnerId`, with what the change must check, in one round trip. */
 export interface HoldForChange extends HoldRow {
-  /** hold_expiry_at has passed on the database clock. */
-  past_expiry: boolean;
+  /** EXPIRED, or ACTIVE with hold_expiry_at passed on the database clock (its job not run yet). */
+  expired: boolean;
   /** The venue is granted to `partnerId` and not archived. */
   venue_authorized: boolean;
   /** Every unit of the hold's resource still has its live reservation. */
@@ -105,9 +100,8 @@ export async function lockForChange(
   partnerId: string,
 ): Promise<HoldForChange | undefined> {
   const { rows } = await trx.raw<{ rows: HoldForChange[] }>(
-    `select h.*, h.hold_expiry_at <= now() as past_expiry,
-            exists (select 1 from venue_grants g join venues v on v.id = g.venue_id
-                    where g.partner_id = ? and g.venue_id = h.venue_id and v.status <> 'archived') as venue_authorized,
+    `select h.*, h.status = 'EXPIRED' or (h.status = 'ACTIVE' and h.hold_expiry_at <= now()) as expired,
+            venue_authorized(?, h.venue_id) as venue_authorized,
             (select count(*) from reservations rv where rv.hold_id = h.id and rv.active)
               = cardinality(resource_units(h.resource_id)) as intact
        from holds h where h.id = ? for update of h`,

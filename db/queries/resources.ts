@@ -78,8 +78,13 @@ export async function findOfVenue(
   venueId: string,
   resourceId: string,
 ): Promise<ResourceRow | undefined> {
-  if (!UUID.test(resourceId)) return undefined;
+  if (!isUuid(resourceId)) return undefined;
   return db<ResourceRow>('resources').where({ id: resourceId, venue_id: venueId }).first();
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether an opaque resource id can be a resource's (a uuid): anything else names none. */
+export function isUuid(id: string): boolean {
+  return UUID.test(id);
+}

@@ -24,10 +24,10 @@ export interface DeliveryRow {
 /**
  * Creates one delivery per active subscription that lists the event's type, of every partner
  * currently granted the event's venue. A repeat (the fan-out job run twice) creates nothing.
- * Returns the deliveries this call created.
+ * Returns the ids of the deliveries this call created.
  */
-export async function fanOut(trx: Knex, eventId: string): Promise<{ id: string; subscription_id: string }[]> {
-  const { rows } = await trx.raw<{ rows: { id: string; subscription_id: string }[] }>(
+export async function fanOut(trx: Knex, eventId: string): Promise<string[]> {
+  const { rows } = await trx.raw<{ rows: { id: string }[] }>(
     `insert into webhook_deliveries (event_id, subscription_id, partner_id)
      select e.id, s.id, s.partner_id
        from events e
@@ -35,10 +35,10 @@ export async function fanOut(trx: Knex, eventId: string): Promise<{ id: string; 
        join webhook_subscriptions s on s.partner_id = g.partner_id
       where e.id = ? and s.is_active and e.event_type = any (s.event_types)
      on conflict (event_id, subscription_id) do nothing
-     returning id, subscription_id`,
+     returning id`,
     [eventId],
   );
-  return rows;
+  return rows.map((r) => r.id);
 }
 
 /** What an attempt needs: the delivery, its event and where and with which secret to send it. */

@@ -6,8 +6,7 @@
  */
 import type { Knex } from '../../db/knex.ts';
 import * as resources from '../../db/queries/resources.ts';
-import * as venues from '../../db/queries/venues.ts';
-import { benchPartners, msSince, percentile, startWebProcess } from './harness.ts';
+import { BENCH_COURT, benchPartners, benchVenue, msSince, percentile, startWebProcess } from './harness.ts';
 
 const SIZES = [10_000, 100_000, 1_000_000];
 const FILLER_UNITS = 1000;
@@ -16,34 +15,12 @@ const CONCURRENT_CLIENTS = 16;
 
 /** Returns the markdown table of the availability benchmark. */
 export async function benchAvailability(url: string, db: Knex, seconds: number): Promise<string> {
-  const newVenue = (name: string) =>
-    venues.insert(db, {
-      name,
-      address: '1 Road',
-      city: 'Pune',
-      timezone: 'Asia/Kolkata',
-      holdSeconds: 900,
-      minLeadMinutes: 0,
-      maxAdvanceDays: 21,
-    });
-  const venueId = await newVenue('Measured Arena');
-  const fillerVenue = await newVenue('Filler Arena');
-  const court = {
-    resourceType: 'court',
-    sportCategory: 'badminton',
-    durationMinutes: 60,
-    priceRupees: 500,
-    opensAt: '06:00',
-    closesAt: '22:00',
-    closedOn: [],
-  };
-  const plain: string[] = [];
+  const venueId = await benchVenue(db, 'Measured Arena', { courts: 18 });
+  const fillerVenue = await benchVenue(db, 'Filler Arena', { courts: FILLER_UNITS });
+  const plain = (await resources.listByVenue(db, venueId)).map((r) => r.id);
   await db.transaction(async (trx) => {
-    for (let i = 0; i < 18; i++) plain.push(await resources.insert(trx, { ...court, venueId, parts: [] }));
-    await resources.insert(trx, { ...court, venueId, parts: [plain[0]!, plain[1]!] });
-    await resources.insert(trx, { ...court, venueId, parts: [plain[2]!, plain[3]!] });
-    for (let i = 0; i < FILLER_UNITS; i++)
-      await resources.insert(trx, { ...court, venueId: fillerVenue, parts: [] });
+    await resources.insert(trx, { ...BENCH_COURT, venueId, parts: [plain[0]!, plain[1]!] });
+    await resources.insert(trx, { ...BENCH_COURT, venueId, parts: [plain[2]!, plain[3]!] });
   });
   const { apiKey, partnerId } = (await benchPartners(db, venueId, 1))[0]!;
   // One hold row per filler unit (reservations point at holds), and today's holds on the measured venue.

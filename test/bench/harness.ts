@@ -54,8 +54,23 @@ export async function benchPartners(
   return out;
 }
 
-/** A venue of 300 one-hour courts, open 06:00–22:00, granted to nobody yet. */
-export async function benchVenue(db: Knex, name: string, holdSeconds: number): Promise<string> {
+/** The resource every bench court is: one hour, 06:00 to 22:00, ₹500. */
+export const BENCH_COURT = {
+  resourceType: 'court',
+  sportCategory: 'badminton',
+  durationMinutes: 60,
+  priceRupees: 500,
+  opensAt: '06:00',
+  closesAt: '22:00',
+  closedOn: [],
+};
+
+/** A venue of `courts` bench courts (300 by default), granted to nobody yet. */
+export async function benchVenue(
+  db: Knex,
+  name: string,
+  { holdSeconds = 900, courts = 300 }: { holdSeconds?: number; courts?: number } = {},
+): Promise<string> {
   const venueId = await venues.insert(db, {
     name,
     address: '1 Bench Road',
@@ -66,19 +81,7 @@ export async function benchVenue(db: Knex, name: string, holdSeconds: number): P
     maxAdvanceDays: 21,
   });
   await db.transaction(async (trx) => {
-    for (let i = 0; i < 300; i++) {
-      await resources.insert(trx, {
-        venueId,
-        resourceType: 'court',
-        sportCategory: 'badminton',
-        durationMinutes: 60,
-        priceRupees: 500,
-        opensAt: '06:00',
-        closesAt: '22:00',
-        closedOn: [],
-        parts: [],
-      });
-    }
+    for (let i = 0; i < courts; i++) await resources.insert(trx, { ...BENCH_COURT, venueId, parts: [] });
   });
   return venueId;
 }

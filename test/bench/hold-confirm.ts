@@ -28,7 +28,7 @@ const CLIENTS = [1, 16, 64];
 
 /** Returns the markdown table of the hold + confirm benchmark. */
 export async function benchHoldConfirm(url: string, db: Knex, log: Logger, seconds: number): Promise<string> {
-  const venueId = await benchVenue(db, 'Bench Arena', 900);
+  const venueId = await benchVenue(db, 'Bench Arena');
   const clients = await benchPartners(db, venueId, Math.max(...CLIENTS));
   const { rows: slots } = await db.raw<{ rows: Slot[] }>(
     `select s.resource_id, s.slot_start from venues v,

@@ -26,7 +26,7 @@ const BULK_EVENTS = 2000;
 
 /** Returns the markdown of the webhook benchmark. */
 export async function benchWebhooks(url: string, db: Knex, seconds: number): Promise<string> {
-  const venueId = await benchVenue(db, 'Webhook Arena', 900);
+  const venueId = await benchVenue(db, 'Webhook Arena');
   const [client] = await benchPartners(db, venueId, 1);
   const receiver = await startReceiver();
   const web = await startWebProcess(url);
@@ -201,7 +201,7 @@ async function plainLoop(target: string, count: number): Promise<number> {
 
 async function expiryLag(db: Knex, base: string, apiKey: string): Promise<string> {
   const holdSeconds = 30;
-  const venueId = await benchVenue(db, 'Expiry Arena', holdSeconds);
+  const venueId = await benchVenue(db, 'Expiry Arena', { holdSeconds });
   const partner = await db('api_keys').select('partner_id').first(); // the bench partner
   await db('venue_grants').insert({ partner_id: partner.partner_id, venue_id: venueId });
   const slots = (await slotsOf(db, venueId)).slice(0, 20);
