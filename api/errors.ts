@@ -193,5 +193,29 @@ export class DeliveryNotDeadLetteredError extends DomainError {
   static override readonly code = 'DELIVERY_NOT_DEAD_LETTERED';
 }
 
+/** 404: no catalogue package with this id. */
+export class PackageNotFoundError extends DomainError {
+  static override readonly code = 'PACKAGE_NOT_FOUND';
+  constructor() {
+    super('Package not found.');
+  }
+}
+
+/** 404: no package purchase with this id among those the caller sold. */
+export class PurchaseNotFoundError extends DomainError {
+  static override readonly code = 'PURCHASE_NOT_FOUND';
+  constructor() {
+    super('Package purchase not found.');
+  }
+}
+
+/** 404: no waitlist entry with this id among the caller's. */
+export class WaitlistEntryNotFoundError extends DomainError {
+  static override readonly code = 'WAITLIST_ENTRY_NOT_FOUND';
+  constructor() {
+    super('Waitlist entry not found.');
+  }
+}
+
 /** A domain error class, for tables and route declarations. */
 export type DomainErrorClass = (abstract new (...args: never[]) => DomainError) & { readonly code: string };

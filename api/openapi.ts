@@ -44,7 +44,11 @@ const TAGS: Record<string, string> = {
   Availability: 'Slots, prices and availability hints for a venue-local date.',
   Holds: 'The reservation and mutual-exclusion gate: hold a slot, then confirm or release it.',
   Bookings: 'Confirmed holds: confirm, read, cancel, refund.',
-  Webhooks: 'Signed callbacks for every hold and booking change at your venues, and their delivery record.',
+  Packages: 'Prepaid credit packages: sell one to a customer, then pay for bookings with its credits.',
+  Waitlist: 'Customers waiting for a sold-out resource and date; promoted when a window is freed.',
+  Webhooks:
+    'Signed callbacks for every hold and booking change and waitlist promotion at your venues, and their ' +
+    'delivery record.',
 };
 
 /** Builds the whole document from the declared routes. */

@@ -35,6 +35,16 @@ export const QUEUES: readonly QueueDefinition[] = [
     expireInSeconds: 60,
     notify: true,
   },
+  // Waitlist jobs are idempotent (conditional updates; a promotion is keyed by its event).
+  { name: JOBS.waitlistExpire, retryLimit: 20, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 },
+  {
+    name: JOBS.waitlistPromote,
+    retryLimit: 20,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 60,
+    notify: true,
+  },
 ];
 
 /** Creates (does not start) a pg-boss instance; `role` decides which background duties it runs. */

@@ -38,38 +38,36 @@ export async function publishEvents(boss: PgBoss, trx: Knex.Transaction, eventId
   for (const eventId of eventIds) await enqueue(boss, trx, JOBS.webhookFanout, { event_id: eventId });
 }
 
-/** Records and publishes a hold event for the hold as it now is in this transaction. */
+/** Records and publishes a hold event for the hold as it now is in this transaction; its id. */
 export async function recordHoldEvent(
   trx: Knex.Transaction,
   boss: PgBoss,
   type: HoldEventType,
   holdId: string,
-): Promise<void> {
+): Promise<string> {
   const { rows } = await trx.raw<{ rows: { id: string }[] }>(
     `with h as (select * from holds where id = ?) ${holdEventSql('h')} returning id`,
     [holdId, type],
   );
-  await publishEvents(
-    boss,
-    trx,
-    rows.map((r) => r.id),
-  );
+  return publishOne(boss, trx, rows);
 }
 
-/** Records and publishes a booking event for the booking as it now is in this transaction. */
+/** Records and publishes a booking event for the booking as it now is in this transaction; its id. */
 export async function recordBookingEvent(
   trx: Knex.Transaction,
   boss: PgBoss,
   type: BookingEventType,
   bookingId: string,
-): Promise<void> {
+): Promise<string> {
   const { rows } = await trx.raw<{ rows: { id: string }[] }>(
     `with b as (select * from bookings where id = ?) ${bookingEventSql('b')} returning id`,
     [bookingId, type],
   );
-  await publishEvents(
-    boss,
-    trx,
-    rows.map((r) => r.id),
-  );
+  return publishOne(boss, trx, rows);
+}
+
+async function publishOne(boss: PgBoss, trx: Knex.Transaction, rows: { id: string }[]): Promise<string> {
+  const id = rows[0]!.id;
+  await publishEvents(boss, trx, [id]);
+  return id;
 }

@@ -5,15 +5,14 @@
  */
 import type { PgBoss } from 'pg-boss';
 import { recordHoldEvent } from './events.ts';
+import { freeWindow } from './free-window.ts';
 import type { Knex } from './knex.ts';
 import * as holds from './queries/holds.ts';
-import * as reservations from './queries/reservations.ts';
 
 /** Expires the hold if it is ACTIVE and due; true if this call expired it. */
 export async function expireHoldIfDue(trx: Knex.Transaction, boss: PgBoss, holdId: string): Promise<boolean> {
   const expired = await holds.expireIfDue(trx, holdId);
   if (!expired) return false;
-  await reservations.release(trx, holdId);
-  await recordHoldEvent(trx, boss, 'hold_expired', expired.id);
+  await freeWindow(trx, boss, holdId, await recordHoldEvent(trx, boss, 'hold_expired', expired.id));
   return true;
 }

@@ -13,6 +13,8 @@ export const JOBS = {
   holdExpire: 'hold.expire',
   webhookFanout: 'webhook.fanout',
   webhookDeliver: 'webhook.deliver',
+  waitlistExpire: 'waitlist.expire',
+  waitlistPromote: 'waitlist.promote',
 } as const;
 
 /** Payloads are ids, never snapshots: handlers re-read the row. */
@@ -20,6 +22,11 @@ export const PAYLOADS = {
   [JOBS.holdExpire]: z.object({ hold_id: z.guid() }),
   [JOBS.webhookFanout]: z.object({ event_id: z.guid() }),
   [JOBS.webhookDeliver]: z.object({ delivery_id: z.guid() }),
+  // The expiry the job was scheduled for: a re-join moves expires_at, and the old job then knows
+  // it is stale rather than early.
+  [JOBS.waitlistExpire]: z.object({ entry_id: z.guid(), expires_at: z.iso.datetime() }),
+  // The event that freed a window names it, and makes its promotion happen at most once.
+  [JOBS.waitlistPromote]: z.object({ event_id: z.guid() }),
 } satisfies Record<(typeof JOBS)[keyof typeof JOBS], z.ZodType>;
 
 export type JobName = keyof typeof PAYLOADS;

@@ -9,6 +9,8 @@ import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../db/log.ts';
 import { holdExpire } from './hold-expire.ts';
 import { webhookDeliver } from './webhook-deliver.ts';
+import { waitlistExpire } from './waitlist-expire.ts';
+import { waitlistPromote } from './waitlist-promote.ts';
 import { webhookFanout } from './webhook-fanout.ts';
 
 /** What a job handler may use. */
@@ -36,4 +38,10 @@ export interface JobModule<P = unknown> {
 }
 
 /** Every job the worker runs. Features add their modules here. */
-export const jobs: readonly JobModule[] = [holdExpire, webhookFanout, webhookDeliver];
+export const jobs: readonly JobModule[] = [
+  holdExpire,
+  webhookFanout,
+  webhookDeliver,
+  waitlistExpire,
+  waitlistPromote,
+];

@@ -21,7 +21,9 @@ import {
   SlotTakenError,
   TransformationConflictError,
   NotOwnerError,
+  PackageNotFoundError,
   PayloadTooLargeError,
+  PurchaseNotFoundError,
   RateLimitExceededError,
   RouteNotFoundError,
   UnauthenticatedError,
@@ -29,6 +31,7 @@ import {
   ValidationError,
   VenueNotAuthorizedError,
   VenueNotFoundError,
+  WaitlistEntryNotFoundError,
   type DomainErrorClass,
 } from '../errors.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
@@ -46,6 +49,9 @@ const STATUS = new Map<DomainErrorClass, number>([
   [RouteNotFoundError, 404],
   [SubscriptionNotFoundError, 404],
   [DeliveryNotFoundError, 404],
+  [PackageNotFoundError, 404],
+  [PurchaseNotFoundError, 404],
+  [WaitlistEntryNotFoundError, 404],
   [SubscriptionLimitReachedError, 409],
   [DeliveryNotDeadLetteredError, 409],
   [SlotTakenError, 409],

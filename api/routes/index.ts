@@ -5,7 +5,9 @@ import { bookingRoutes } from './bookings.ts';
 import { contractRoutes } from './contract.ts';
 import { healthRoutes } from './health.ts';
 import { holdRoutes } from './holds.ts';
+import { packageRoutes } from './packages.ts';
 import { venueRoutes } from './venues.ts';
+import { waitlistRoutes } from './waitlist.ts';
 import { webhookRoutes } from './webhooks.ts';
 
 export const routes: readonly Route[] = [
@@ -15,5 +17,7 @@ export const routes: readonly Route[] = [
   ...availabilityRoutes,
   ...holdRoutes,
   ...bookingRoutes,
+  ...packageRoutes,
+  ...waitlistRoutes,
   ...webhookRoutes,
 ];

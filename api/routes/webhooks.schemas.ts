@@ -1,17 +1,9 @@
 import { z } from 'zod';
+import { EVENT_TYPES } from '../../db/queries/events.ts';
 import { DateTime, IgnoredPartnerId, Uuid } from './shared.schemas.ts';
 
-/** The event types a subscription may list (waitlist_promoted is the contract's additive type). */
-export const WEBHOOK_EVENT_TYPES = [
-  'booking_created',
-  'booking_cancelled',
-  'booking_refunded',
-  'hold_created',
-  'hold_cancelled',
-  'hold_expired',
-  'waitlist_promoted',
-] as const;
-export const EventType = z.enum(WEBHOOK_EVENT_TYPES);
+/** The event types a subscription may list: every type the service records. */
+export const EventType = z.enum(EVENT_TYPES);
 
 export const CreateSubscriptionBody = z.object({
   endpoint_url: z
@@ -21,7 +13,7 @@ export const CreateSubscriptionBody = z.object({
   event_types: z
     .array(EventType)
     .min(1)
-    .max(WEBHOOK_EVENT_TYPES.length * 2),
+    .max(EVENT_TYPES.length * 2),
   partner_id: IgnoredPartnerId,
 });
 export type CreateSubscriptionBody = z.infer<typeof CreateSubscriptionBody>;

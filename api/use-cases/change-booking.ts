@@ -1,13 +1,16 @@
 /**
  * Cancel and refund, each one transaction. Cancel: BOOKED → CANCELLED, freeing the slot. Refund:
  * BOOKED → REFUNDED (freeing the slot) or CANCELLED → REFUNDED. Keys are per operation: a key used
- * to cancel and sent to refund is 409 IDEMPOTENCY_KEY_MISMATCH.
+ * to cancel and sent to refund is 409 IDEMPOTENCY_KEY_MISMATCH. Leaving BOOKED also gives back the
+ * package credit that paid for the booking, while its purchase has not expired (so a cancel then a
+ * refund gives it back once).
  */
 import type { PgBoss } from 'pg-boss';
 import { recordBookingEvent } from '../../db/events.ts';
+import { freeWindow } from '../../db/free-window.ts';
 import type { Knex } from '../../db/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
-import * as reservations from '../../db/queries/reservations.ts';
+import * as purchases from '../../db/queries/package-purchases.ts';
 import { InvalidHoldStateError } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
 import type { RouteResult } from '../route.ts';
@@ -30,8 +33,12 @@ export function cancelBooking(
         `The booking is ${booking.status}; only a BOOKED booking can be cancelled.`,
       );
     }
-    await reservations.release(trx, booking.hold_id);
-    await recordBookingEvent(trx, deps.boss, 'booking_cancelled', cancelled.id);
+    await releaseBooked(
+      trx,
+      deps.boss,
+      booking,
+      await recordBookingEvent(trx, deps.boss, 'booking_cancelled', cancelled.id),
+    );
     return {
       status: 200,
       body: { message: 'Booking cancelled.', booking_id: booking.id, status: 'CANCELLED' },
@@ -49,13 +56,24 @@ export function refundBooking(
   return changeOwnBooking(deps, partnerId, bookingId, input, 'booking_refund', async (trx, booking) => {
     const refunded = await bookings.refund(trx, booking.id, input.reason ?? null);
     if (!refunded) throw new InvalidHoldStateError('The booking is already REFUNDED.');
-    if (booking.status === 'BOOKED') await reservations.release(trx, booking.hold_id);
-    await recordBookingEvent(trx, deps.boss, 'booking_refunded', refunded.id);
+    const eventId = await recordBookingEvent(trx, deps.boss, 'booking_refunded', refunded.id);
+    if (booking.status === 'BOOKED') await releaseBooked(trx, deps.boss, booking, eventId);
     return {
       status: 200,
       body: { message: 'Booking refunded.', booking_id: booking.id, status: 'REFUNDED' },
     };
   });
+}
+
+/** What leaving BOOKED undoes: the window is freed and a package credit that paid is given back. */
+async function releaseBooked(
+  trx: Knex.Transaction,
+  boss: PgBoss,
+  booking: bookings.BookingRow,
+  eventId: string,
+): Promise<void> {
+  await freeWindow(trx, boss, booking.hold_id, eventId);
+  if (booking.package_purchase_id) await purchases.returnCredit(trx, booking.package_purchase_id);
 }
 
 /** One keyed change of the caller's booking: idempotency, then the booking locked and checked. */

@@ -1,12 +1,15 @@
 /**
  * POST /bookings/confirm in one transaction: idempotency (same key and request → the original
  * booking; another request → 409), then the hold, locked: ownership before venue authorisation,
- * expiry, state, and that its reservations are intact; then the booking and booking_created.
+ * expiry, state, and that its reservations are intact; then, when asked, one package credit (the
+ * caller's purchase for this customer and venue that expires first, locked); then the booking and
+ * booking_created. A replay returns the stored answer, so it never takes a second credit.
  */
 import type { PgBoss } from 'pg-boss';
 import { publishEvents } from '../../db/events.ts';
 import type { Knex } from '../../db/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
+import * as purchases from '../../db/queries/package-purchases.ts';
 import { DoubleBookingAttemptError, HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
 import type { RouteResult } from '../route.ts';
@@ -28,11 +31,18 @@ export async function confirmBooking(
         throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be confirmed.`);
       }
       if (!hold.intact) throw new DoubleBookingAttemptError();
-      // Package credits come with the packages feature; until then no purchase can pay.
+      // Without a usable purchase the confirm goes on as a paid one (CONTRACT.md).
+      const purchaseId = input.use_package_credit
+        ? await purchases.takeCredit(trx, {
+            partnerId,
+            venueId: hold.venue_id,
+            customerPhone: input.customer_phone,
+          })
+        : undefined;
       const booking = (await bookings.confirmHold(trx, hold.id, {
         paymentReference: input.payment_reference,
-        paymentMethod: null,
-        packagePurchaseId: null,
+        paymentMethod: purchaseId ? 'package' : null,
+        packagePurchaseId: purchaseId ?? null,
         customerName: input.customer_name,
         customerPhone: input.customer_phone,
         customerEmail: input.customer_email ?? null,
@@ -45,7 +55,7 @@ export async function confirmBooking(
         booked_at: booking.booked_at.toISOString(),
         price_rupees: booking.price_rupees,
       };
-      if (input.use_package_credit !== undefined) body.package_credit_consumed = false;
+      if (input.use_package_credit !== undefined) body.package_credit_consumed = purchaseId !== undefined;
       return { status: 201, body };
     }),
   );

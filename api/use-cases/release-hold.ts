@@ -1,9 +1,9 @@
 /** POST /partner/holds/{holdId}/cancel: an ACTIVE hold is released before its expiry. */
-import { recordHoldEvent } from '../../db/events.ts';
 import type { PgBoss } from 'pg-boss';
+import { recordHoldEvent } from '../../db/events.ts';
+import { freeWindow } from '../../db/free-window.ts';
 import type { Knex } from '../../db/knex.ts';
 import * as holds from '../../db/queries/holds.ts';
-import * as reservations from '../../db/queries/reservations.ts';
 import { HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
 import type { RouteResult } from '../route.ts';
@@ -31,8 +31,7 @@ export async function releaseHold(
         throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be released.`);
       }
       const cancelled = (await holds.cancel(trx, hold.id, input.reason ?? null))!;
-      await reservations.release(trx, hold.id);
-      await recordHoldEvent(trx, boss, 'hold_cancelled', cancelled.id);
+      await freeWindow(trx, boss, hold.id, await recordHoldEvent(trx, boss, 'hold_cancelled', cancelled.id));
       return { status: 200, body: { message: 'Hold released.', hold_id: hold.id, status: 'CANCELLED' } };
     }),
   );

@@ -1,4 +1,8 @@
-/** Queries on `events`, the record of every committed state change of a hold or booking. */
+/**
+ * Queries on `events`, the record of every committed state change of a hold or booking, and of
+ * every waitlist promotion.
+ */
+/** Every event type; waitlist_promoted is the contract's additive type. */
 export const EVENT_TYPES = [
   'hold_created',
   'hold_cancelled',
@@ -6,6 +10,7 @@ export const EVENT_TYPES = [
   'booking_created',
   'booking_cancelled',
   'booking_refunded',
+  'waitlist_promoted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -20,3 +20,16 @@ export async function insert(db: Knex, pkg: NewPackage): Promise<string> {
     valid_days: pkg.validDays,
   });
 }
+
+/** A catalogue package with whether its venue is granted to `partnerId` (and not archived). */
+export async function findForPartner(
+  db: Knex,
+  id: string,
+  partnerId: string,
+): Promise<{ id: string; venue_id: string; venue_authorized: boolean } | undefined> {
+  const { rows } = await db.raw<{ rows: { id: string; venue_id: string; venue_authorized: boolean }[] }>(
+    'select id, venue_id, venue_authorized(?, venue_id) as venue_authorized from packages where id = ?',
+    [partnerId, id],
+  );
+  return rows[0];
+}

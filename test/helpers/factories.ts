@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { issueKey } from '../../db/cli/partner-commands.ts';
 import type { Knex } from '../../db/knex.ts';
+import * as packages from '../../db/queries/packages.ts';
 import * as partners from '../../db/queries/partners.ts';
 import * as resources from '../../db/queries/resources.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
@@ -62,4 +63,18 @@ export async function makeResource(
       parts: overrides.parts ?? [],
     }),
   );
+}
+
+/** A catalogue package of `venueId`. */
+export function makePackage(
+  db: Knex,
+  overrides: Partial<packages.NewPackage> & { venueId: string },
+): Promise<string> {
+  return packages.insert(db, {
+    name: overrides.name ?? `Ten games ${suffix()}`,
+    credits: overrides.credits ?? 10,
+    priceRupees: overrides.priceRupees ?? 4500,
+    validDays: overrides.validDays ?? 90,
+    venueId: overrides.venueId,
+  });
 }

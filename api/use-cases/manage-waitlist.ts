@@ -1,0 +1,73 @@
+/**
+ * The waitlist: join (naturally idempotent on venue, resource, date and customer; a repeat sets
+ * the entry back to waiting with a fresh expiry), list, and cancel. A join checks the venue grant
+ * (403) and that the resource is the venue's and the date not past (400), and schedules the
+ * entry's expiry in its transaction.
+ */
+import type { PgBoss } from 'pg-boss';
+import { enqueue, JOBS } from '../../db/jobs.ts';
+import type { Knex } from '../../db/knex.ts';
+import { isUuid } from '../../db/queries/resources.ts';
+import * as waitlist from '../../db/queries/waitlist-entries.ts';
+import { ValidationError, VenueNotAuthorizedError, WaitlistEntryNotFoundError } from '../errors.ts';
+import type { JoinWaitlistBody } from '../routes/waitlist.schemas.ts';
+
+/** Joins (or re-joins) the waitlist for the caller's customer. */
+export async function joinWaitlist(
+  { db, boss }: { db: Knex; boss: PgBoss },
+  partnerId: string,
+  input: JoinWaitlistBody,
+): Promise<waitlist.WaitlistEntryRow> {
+  const resourceId = isUuid(input.resource_id) ? input.resource_id : undefined;
+  const target = await waitlist.joinTarget(
+    db,
+    partnerId,
+    input.venue_id,
+    resourceId ?? null,
+    input.slot_date,
+  );
+  if (!target.venue_authorized) throw new VenueNotAuthorizedError();
+  if (!resourceId || !target.resource_of_venue) {
+    throw invalid('resource_id', 'is not a resource of this venue (copy it from discovery)');
+  }
+  if (!target.date_not_past) throw invalid('slot_date', 'is in the past at the venue');
+  return db.transaction(async (trx) => {
+    const entry = await waitlist.join(trx, {
+      partnerId,
+      venueId: input.venue_id,
+      resourceId,
+      slotDate: input.slot_date,
+      customerPhone: input.customer_phone,
+      customerName: input.customer_name ?? null,
+      expiresInDays: input.expires_in_days,
+    });
+    const payload = { entry_id: entry.id, expires_at: entry.expires_at.toISOString() };
+    await enqueue(boss, trx, JOBS.waitlistExpire, payload, { startAfter: entry.expires_at });
+    return entry;
+  });
+}
+
+/** The caller's entries for a venue, resource and date, oldest first. */
+export function listWaitlist(
+  db: Knex,
+  partnerId: string,
+  filters: waitlist.WaitlistFilters,
+): Promise<waitlist.WaitlistEntryRow[]> {
+  // A resource id that is not a uuid names no resource, so no entry.
+  if (!isUuid(filters.resourceId)) return Promise.resolve([]);
+  return waitlist.listOwn(db, partnerId, filters);
+}
+
+/** Cancels the caller's entry (kept, status cancelled); repeating it changes nothing. */
+export function cancelWaitlistEntry(db: Knex, partnerId: string, entryId: string): Promise<void> {
+  return db.transaction(async (trx) => {
+    const entry = await waitlist.lockOwn(trx, partnerId, entryId);
+    if (!entry) throw new WaitlistEntryNotFoundError();
+    if (!entry.venue_authorized) throw new VenueNotAuthorizedError();
+    await waitlist.cancel(trx, entry.id);
+  });
+}
+
+function invalid(field: string, message: string): ValidationError {
+  return new ValidationError([{ field, message, in: 'body' }]);
+}

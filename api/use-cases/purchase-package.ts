@@ -1,0 +1,43 @@
+/**
+ * POST /packages/{packageId}/purchase in one transaction: idempotency (the same key and request
+ * replay the original purchase and add no credits; another customer, package or payment method is
+ * 409), the package (404), its venue granted to the caller (403), then the purchase.
+ */
+import type { Knex } from '../../db/knex.ts';
+import * as purchases from '../../db/queries/package-purchases.ts';
+import * as packages from '../../db/queries/packages.ts';
+import { PackageNotFoundError, VenueNotAuthorizedError } from '../errors.ts';
+import { withIdempotency } from '../idempotency.ts';
+import { presentPurchase } from '../presenters/package.ts';
+import type { RouteResult } from '../route.ts';
+import type { PurchaseBody } from '../routes/packages.schemas.ts';
+
+/** Sells the package to the customer, or replays the purchase made with the same key. */
+export function purchasePackage(
+  db: Knex,
+  partnerId: string,
+  packageId: string,
+  input: PurchaseBody,
+): Promise<RouteResult> {
+  const { idempotency_key: key, partner_id: _ignored, ...fields } = input;
+  const write = {
+    partnerId,
+    key,
+    operation: 'package_purchase' as const,
+    request: { packageId, ...fields },
+  };
+  return db.transaction((trx) =>
+    withIdempotency(trx, write, async () => {
+      const pkg = await packages.findForPartner(trx, packageId, partnerId);
+      if (!pkg) throw new PackageNotFoundError();
+      if (!pkg.venue_authorized) throw new VenueNotAuthorizedError();
+      const purchase = await purchases.insert(trx, {
+        packageId,
+        partnerId,
+        customerPhone: input.customer_phone,
+        paymentMethod: input.payment_method,
+      });
+      return { status: 201, body: { purchase: presentPurchase(purchase) } };
+    }),
+  );
+}

@@ -1,0 +1,28 @@
+/**
+ * waitlist.promote: a window was freed (the payload names the event that freed it); the oldest
+ * waiting entry for its venue, resource and venue-local date is promoted to it, with a
+ * waitlist_promoted event published in the same transaction. At most one entry per freed window,
+ * however often or concurrently the job runs (see `promoteOldest`).
+ */
+import { publishEvents } from '../db/events.ts';
+import { JOBS, PAYLOADS } from '../db/jobs.ts';
+import * as waitlist from '../db/queries/waitlist-entries.ts';
+import type { JobModule } from './registry.ts';
+
+export const waitlistPromote: JobModule<{ event_id: string }> = {
+  name: JOBS.waitlistPromote,
+  payload: PAYLOADS[JOBS.waitlistPromote],
+  batchSize: 10,
+  pollingIntervalSeconds: 2,
+  async handle({ event_id }, { db, boss, log }) {
+    const promoted = await db.transaction(async (trx) => {
+      const window = await waitlist.freedWindow(trx, event_id);
+      if (!window) return undefined;
+      await waitlist.lockQueue(trx, window);
+      const entry = await waitlist.promoteOldest(trx, window);
+      if (entry) await publishEvents(boss, trx, [entry.event_id]);
+      return entry;
+    });
+    if (promoted) log.info({ event_id, entry_id: promoted.id }, 'waitlist entry promoted');
+  },
+};
