@@ -164,14 +164,17 @@ export interface FreedWindow {
   slot_date: string;
 }
 
+/** The event types that can free a window (a refund frees one only when the booking was BOOKED). */
+const FREEING_EVENTS = ['hold_cancelled', 'hold_expired', 'booking_cancelled', 'booking_refunded'];
+
 /** The window freed by the event `eventId` (every freeing event names its hold). */
 export async function freedWindow(db: Knex, eventId: string): Promise<FreedWindow | undefined> {
   const { rows } = await db.raw<{ rows: FreedWindow[] }>(
     `select e.id as event_id, h.venue_id, h.resource_id, h.slot_id, h.slot_start, h.slot_end, h.price_rupees,
             (h.slot_start at time zone v.timezone)::date as slot_date
        from events e join holds h on h.id = e.hold_id join venues v on v.id = h.venue_id
-      where e.id = ?`,
-    [eventId],
+      where e.id = ? and e.event_type = any (?)`,
+    [eventId, FREEING_EVENTS],
   );
   return rows[0];
 }

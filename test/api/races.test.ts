@@ -7,9 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { createHold } from '../../api/use-cases/create-hold.ts';
 import { createDb } from '../../db/knex.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
-import { confirm, gridSlots, hold, makeBookingWorld } from '../helpers/booking.ts';
+import { confirm, gridSlots, hold, localDate, makeBookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
-import { makePartner } from '../helpers/factories.ts';
+import { makePackage, makePartner } from '../helpers/factories.ts';
+import { purchase } from '../helpers/packages.ts';
+import { join } from '../helpers/waitlist.ts';
 import { startApp, type TestServer } from '../helpers/http.ts';
 
 const database = useTestDatabase(test);
@@ -259,4 +261,66 @@ test('a hold whose transaction fails at the last step leaves no hold, reservatio
   const retried = await createHold({ db, boss }, w.partnerId, input);
   t.is(retried.status, 201, 'the key was not spent: the retry places the hold');
   t.is(Number((await db('events').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 1);
+});
+
+test('20 parallel confirms paying with a package of 3 credits: exactly 3 take a credit, none below zero', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const packageId = await makePackage(db, { venueId: w.venueId, credits: 3 });
+  const bought = await purchase(web(0), w.apiKey, packageId);
+  const slots = [
+    ...(await gridSlots(db, w.venueId, w.court, 1)).slice(0, 10),
+    ...(await gridSlots(db, w.venueId, w.court, 2)).slice(0, 10),
+  ];
+  const holdIds: string[] = [];
+  for (const slot of slots) {
+    const res = await hold(web(0), w.apiKey, {
+      venue_id: w.venueId,
+      resource_id: w.court,
+      slot_start: slot.slot_start,
+    });
+    holdIds.push(res.body.hold_id as string);
+  }
+  const results = await Promise.all(
+    holdIds.map((holdId, i) => confirm(web(i), w.apiKey, { hold_id: holdId, use_package_credit: true })),
+  );
+  t.deepEqual(new Set(results.map((r) => r.status)), new Set([201]));
+  t.is(results.filter((r) => r.body.package_credit_consumed === true).length, 3);
+  t.is(results.filter((r) => r.body.package_credit_consumed === false).length, 17);
+  const row = await db('package_purchases').where({ id: bought.body.purchase.id }).first();
+  t.is(row.credits_remaining, 0);
+  t.is(
+    Number(
+      (
+        await db('bookings')
+          .where({ package_purchase_id: row.id, payment_method: 'package' })
+          .count({ n: '*' })
+      )[0]!.n,
+    ),
+    3,
+  );
+});
+
+test('20 parallel purchases with one key: one purchase, every answer the same', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const packageId = await makePackage(db, { venueId: w.venueId, credits: 5 });
+  const key = randomUUID();
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => purchase(web(i), w.apiKey, packageId, { idempotency_key: key })),
+  );
+  t.deepEqual(new Set(results.map((r) => r.status)), new Set([201]));
+  t.is(new Set(results.map((r) => r.text)).size, 1);
+  t.is(Number((await db('package_purchases').where({ package_id: packageId }).count({ n: '*' }))[0]!.n), 1);
+});
+
+test('20 parallel joins for one customer, resource and date: one entry, every answer naming it', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const target = { venue_id: w.venueId, resource_id: w.court, slot_date: await localDate(db, w.venueId, 1) };
+  const results = await Promise.all(Array.from({ length: 20 }, (_, i) => join(web(i), w.apiKey, target)));
+  t.deepEqual(new Set(results.map((r) => r.status)), new Set([201]));
+  t.is(new Set(results.map((r) => r.body.entry.id as string)).size, 1);
+  t.deepEqual(new Set(results.map((r) => r.body.entry.status as string)), new Set(['waiting']));
+  t.is(Number((await db('waitlist_entries').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 1);
 });
