@@ -59,7 +59,7 @@ async function seedIfEmpty(url: string, logger: Logger): Promise<void> {
         '',
         'Demo data seeded. The demo API key is shown this once:',
         `  x-api-key: ${seed.api_key}`,
-        `  partner ${seed.partner_id}, venue ${seed.venue_id}`,
+        `  partner ${seed.partner_id}, venue ${seed.venue_id}, package ${seed.package_id}`,
         `  try: curl -H 'x-api-key: ${seed.api_key}' http://localhost:${config.port}/api/v1/partner/venues`,
         '',
       ].join('\n') + '\n',
