@@ -4,6 +4,8 @@
  * event are defined once, in SQL (`hold_event_details`, `booking_event_details`), so a statement
  * that changes a row can also record its event from its RETURNING row, in the same round trip.
  * Each recorded event is published: its `webhook.fanout` job is enqueued in the same transaction.
+ * (A waitlist promotion records its event in the statement that promotes, in
+ * `db/queries/waitlist-entries.ts`, and publishes it the same way.)
  */
 import type { PgBoss } from 'pg-boss';
 import { enqueue, JOBS } from './jobs.ts';

@@ -13,6 +13,7 @@ import * as holds from './queries/holds.ts';
 export async function expireHoldIfDue(trx: Knex.Transaction, boss: PgBoss, holdId: string): Promise<boolean> {
   const expired = await holds.expireIfDue(trx, holdId);
   if (!expired) return false;
-  await freeWindow(trx, boss, holdId, await recordHoldEvent(trx, boss, 'hold_expired', expired.id));
+  const eventId = await recordHoldEvent(trx, boss, 'hold_expired', expired.id);
+  await freeWindow(trx, boss, holdId, eventId);
   return true;
 }

@@ -33,12 +33,8 @@ export function cancelBooking(
         `The booking is ${booking.status}; only a BOOKED booking can be cancelled.`,
       );
     }
-    await releaseBooked(
-      trx,
-      deps.boss,
-      booking,
-      await recordBookingEvent(trx, deps.boss, 'booking_cancelled', cancelled.id),
-    );
+    const eventId = await recordBookingEvent(trx, deps.boss, 'booking_cancelled', cancelled.id);
+    await releaseBooked(trx, deps.boss, booking, eventId);
     return {
       status: 200,
       body: { message: 'Booking cancelled.', booking_id: booking.id, status: 'CANCELLED' },

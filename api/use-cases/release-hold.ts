@@ -31,7 +31,8 @@ export async function releaseHold(
         throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be released.`);
       }
       const cancelled = (await holds.cancel(trx, hold.id, input.reason ?? null))!;
-      await freeWindow(trx, boss, hold.id, await recordHoldEvent(trx, boss, 'hold_cancelled', cancelled.id));
+      const eventId = await recordHoldEvent(trx, boss, 'hold_cancelled', cancelled.id);
+      await freeWindow(trx, boss, hold.id, eventId);
       return { status: 200, body: { message: 'Hold released.', hold_id: hold.id, status: 'CANCELLED' } };
     }),
   );
