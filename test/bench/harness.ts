@@ -1,8 +1,9 @@
 /**
  * What every benchmark shares: a fresh migrated database on the bench server, partners with keys
- * and a rate limit that never interferes, a `npm run web` child process, and percentile maths.
+ * and a rate limit that never interferes, `npm run web` and `npm run worker` child processes, and
+ * percentile maths.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
@@ -117,6 +118,29 @@ export async function startWebProcess(url: string): Promise<{ base: string; stop
       await once(web, 'exit');
     },
   };
+}
+
+/** `npm run worker` as its own process, once it has started its workers. */
+export async function startWorker(url: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['workers/main.ts'], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  while (!output.includes('"workers started"')) {
+    if (child.exitCode !== null) throw new Error('worker exited');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  child.stdout.resume();
+  return child;
+}
+
+/** SIGTERM, then waits for the exit. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  child.kill('SIGTERM');
+  if (child.exitCode === null) await once(child, 'exit');
 }
 
 /** The p-th percentile (0–100) of `values`, in the values' unit, to two decimals. */

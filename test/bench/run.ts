@@ -1,5 +1,5 @@
 /**
- * `npm run bench [discovery|hold-confirm|availability|webhooks]...`: the benchmarks of docs/BENCHMARKS.md
+ * `npm run bench [discovery|hold-confirm|availability|webhooks|credits-waitlist]...`: the benchmarks of docs/BENCHMARKS.md
  * (all of them by default), each on a fresh database on DATABASE_URL's server or an embedded
  * PostgreSQL, with `npm run web` as its own process and the load generator in this one, side by
  * side as on one machine. Prints markdown. BENCH_SECONDS (default 10) sets the length of a run;
@@ -9,6 +9,7 @@ import { loadConfigOrExit } from '../../db/config.ts';
 import { createLogger } from '../../db/log.ts';
 import { postgresServer } from '../helpers/postgres-server.ts';
 import { benchAvailability } from './availability.ts';
+import { benchCreditsWaitlist } from './credits-waitlist.ts';
 import { benchDiscovery } from './discovery.ts';
 import { withBenchDatabase } from './harness.ts';
 import { benchHoldConfirm } from './hold-confirm.ts';
@@ -27,6 +28,8 @@ const benches = {
   availability: (url: string, db: Parameters<typeof benchDiscovery>[1]) =>
     benchAvailability(url, db, seconds),
   webhooks: (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchWebhooks(url, db, seconds),
+  'credits-waitlist': (url: string, db: Parameters<typeof benchDiscovery>[1]) =>
+    benchCreditsWaitlist(url, db, seconds),
 };
 type BenchName = keyof typeof benches;
 

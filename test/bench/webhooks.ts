@@ -6,21 +6,25 @@
  *   worker processes, beside a plain loop of signed POSTs to the same receiver as the ceiling;
  * - expiry: how long after hold_expiry_at hold_expired is recorded.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { createBoss } from '../../db/boss.ts';
 import { JOBS } from '../../db/jobs.ts';
 import type { Knex } from '../../db/knex.ts';
 import { createLogger } from '../../db/log.ts';
 import { signWebhook } from '../../workers/webhook-signature.ts';
-import { benchPartners, benchVenue, msSince, percentile, startWebProcess } from './harness.ts';
+import {
+  benchPartners,
+  benchVenue,
+  msSince,
+  percentile,
+  startWebProcess,
+  startWorker,
+  stopProcess,
+} from './harness.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const RATE_PER_SECOND = 100;
 const BULK_EVENTS = 2000;
 
@@ -273,25 +277,4 @@ async function startReceiver(): Promise<Receiver> {
     return new Promise((resolve) => server.close(() => resolve()));
   };
   return receiver;
-}
-
-async function startWorker(url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['workers/main.ts'], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  while (!output.includes('"workers started"')) {
-    if (child.exitCode !== null) throw new Error('worker exited');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  child.stdout.resume();
-  return child;
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  child.kill('SIGTERM');
-  if (child.exitCode === null) await once(child, 'exit');
 }
