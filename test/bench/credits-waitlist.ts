@@ -17,15 +17,13 @@ import {
   startWebProcess,
   startWorker,
   stopProcess,
+  slotSupply,
+  type Slot,
 } from './harness.ts';
 
 const CLIENTS = 16;
 const RELEASES_PER_SECOND = 20;
 
-interface Slot {
-  resource_id: string;
-  slot_start: Date;
-}
 interface Client {
   apiKey: string;
   phone: string;
@@ -35,19 +33,7 @@ interface Client {
 export async function benchCreditsWaitlist(url: string, db: Knex, seconds: number): Promise<string> {
   const venueId = await benchVenue(db, 'Credits Arena');
   const partners = await benchPartners(db, venueId, CLIENTS);
-  const { rows: slots } = await db.raw<{ rows: Slot[] }>(
-    `select s.resource_id, s.slot_start from venues v,
-       generate_series(1, 20) d,
-       lateral venue_slots(v.id, (now() at time zone v.timezone)::date + d) s
-     where v.id = ? order by d, s.slot_start, s.resource_id`,
-    [venueId],
-  );
-  let next = 0;
-  const takeSlot = () => {
-    const slot = slots[next++];
-    if (!slot) throw new Error('out of slots: lower BENCH_SECONDS');
-    return slot;
-  };
+  const takeSlot = await slotSupply(db, venueId);
   const web = await startWebProcess(url);
   const post = (path: string, key: string, body: unknown) =>
     fetch(`${web.base}/api/v1${path}`, {

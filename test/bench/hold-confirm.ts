@@ -11,12 +11,16 @@ import { createBoss } from '../../db/boss.ts';
 import { createDb, type Knex } from '../../db/knex.ts';
 import type { Logger } from '../../db/log.ts';
 import * as apiKeys from '../../db/queries/api-keys.ts';
-import { benchPartners, benchVenue, msSince, percentile, startWebProcess } from './harness.ts';
+import {
+  benchPartners,
+  benchVenue,
+  msSince,
+  percentile,
+  slotSupply,
+  startWebProcess,
+  type Slot,
+} from './harness.ts';
 
-interface Slot {
-  resource_id: string;
-  slot_start: Date;
-}
 interface Client {
   partnerId: string;
   apiKey: string;
@@ -30,19 +34,7 @@ const CLIENTS = [1, 16, 64];
 export async function benchHoldConfirm(url: string, db: Knex, log: Logger, seconds: number): Promise<string> {
   const venueId = await benchVenue(db, 'Bench Arena');
   const clients = await benchPartners(db, venueId, Math.max(...CLIENTS));
-  const { rows: slots } = await db.raw<{ rows: Slot[] }>(
-    `select s.resource_id, s.slot_start from venues v,
-       generate_series(1, 20) d,
-       lateral venue_slots(v.id, (now() at time zone v.timezone)::date + d) s
-     where v.id = ? order by d, s.slot_start, s.resource_id`,
-    [venueId],
-  );
-  let next = 0;
-  const takeSlot = () => {
-    const slot = slots[next++];
-    if (!slot) throw new Error('out of slots: lower BENCH_SECONDS');
-    return slot;
-  };
+  const takeSlot = await slotSupply(db, venueId);
 
   const rows = [
     '| mode | clients | cycles/s | hold p50 ms | hold p99 ms | confirm p50 ms | confirm p99 ms | errors |',
