@@ -15,7 +15,7 @@ export const JoinWaitlistBody = z.object({
   resource_id: ResourceId,
   slot_date: SlotDate,
   customer_phone: Phone,
-  customer_name: z.string().trim().min(1).max(100).optional(),
+  customer_name: z.string().trim().min(1).max(100).nullable().optional(),
   expires_in_days: z
     .number()
     .int()

@@ -51,8 +51,10 @@ test('join: 201 {entry} waiting, expiring after expires_in_days (default 7)', as
   const short = await join(server(), w.apiKey, {
     ...w.target,
     customer_phone: '9876543210',
+    customer_name: null,
     expires_in_days: 1,
   });
+  t.is(short.body.entry.customer_name, null);
   t.is((Date.parse(short.body.entry.expires_at) - Date.parse(short.body.entry.created_at)) / 86_400_000, 1);
 });
 
