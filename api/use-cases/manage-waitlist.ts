@@ -7,7 +7,6 @@
 import type { PgBoss } from 'pg-boss';
 import { enqueue, JOBS } from '../../db/jobs.ts';
 import type { Knex } from '../../db/knex.ts';
-import { isUuid } from '../../db/queries/resources.ts';
 import * as waitlist from '../../db/queries/waitlist-entries.ts';
 import { ValidationError, VenueNotAuthorizedError, WaitlistEntryNotFoundError } from '../errors.ts';
 import type { JoinWaitlistBody } from '../routes/waitlist.schemas.ts';
@@ -18,16 +17,9 @@ export async function joinWaitlist(
   partnerId: string,
   input: JoinWaitlistBody,
 ): Promise<waitlist.WaitlistEntryRow> {
-  const resourceId = isUuid(input.resource_id) ? input.resource_id : undefined;
-  const target = await waitlist.joinTarget(
-    db,
-    partnerId,
-    input.venue_id,
-    resourceId ?? null,
-    input.slot_date,
-  );
+  const target = await waitlist.joinTarget(db, partnerId, input.venue_id, input.resource_id, input.slot_date);
   if (!target.venue_authorized) throw new VenueNotAuthorizedError();
-  if (!resourceId || !target.resource_of_venue) {
+  if (!target.resource_of_venue) {
     throw invalid('resource_id', 'is not a resource of this venue (copy it from discovery)');
   }
   if (!target.date_not_past) throw invalid('slot_date', 'is in the past at the venue');
@@ -35,7 +27,7 @@ export async function joinWaitlist(
     const entry = await waitlist.join(trx, {
       partnerId,
       venueId: input.venue_id,
-      resourceId,
+      resourceId: input.resource_id,
       slotDate: input.slot_date,
       customerPhone: input.customer_phone,
       customerName: input.customer_name ?? null,
@@ -53,8 +45,6 @@ export function listWaitlist(
   partnerId: string,
   filters: waitlist.WaitlistFilters,
 ): Promise<waitlist.WaitlistEntryRow[]> {
-  // A resource id that is not a uuid names no resource, so no entry.
-  if (!isUuid(filters.resourceId)) return Promise.resolve([]);
   return waitlist.listOwn(db, partnerId, filters);
 }
 

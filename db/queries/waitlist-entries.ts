@@ -3,6 +3,7 @@
  * update, so a job that runs twice, late or after a re-join changes nothing it should not.
  */
 import type { Knex } from '../knex.ts';
+import { isUuid } from './resources.ts';
 
 export const WAITLIST_STATUSES = ['waiting', 'promoted', 'expired', 'cancelled'] as const;
 export type WaitlistStatus = (typeof WAITLIST_STATUSES)[number];
@@ -82,25 +83,20 @@ export interface WaitlistFilters {
   status?: WaitlistStatus | undefined;
 }
 
-/** The partner's entries for a venue, resource and date, oldest first. */
+/** The partner's entries for a venue, resource and date, oldest first (none for a non-uuid resource id). */
 export async function listOwn(
   db: Knex,
   partnerId: string,
   filters: WaitlistFilters,
 ): Promise<WaitlistEntryRow[]> {
+  if (!isUuid(filters.resourceId)) return [];
+  const bindings = [partnerId, filters.venueId, filters.resourceId, filters.slotDate];
+  const byStatus = filters.status ? `and ${SHOWN_STATUS} = ?` : '';
   const { rows } = await db.raw<{ rows: WaitlistEntryRow[] }>(
     `select ${COLUMNS} from waitlist_entries w
-      where w.partner_id = ? and w.venue_id = ? and w.resource_id = ? and w.slot_date = ?
-        and (?::text is null or ${SHOWN_STATUS} = ?::text)
+      where w.partner_id = ? and w.venue_id = ? and w.resource_id = ? and w.slot_date = ? ${byStatus}
       order by w.created_at, w.id`,
-    [
-      partnerId,
-      filters.venueId,
-      filters.resourceId,
-      filters.slotDate,
-      filters.status ?? null,
-      filters.status ?? null,
-    ],
+    filters.status ? [...bindings, filters.status] : bindings,
   );
   return rows;
 }
@@ -265,8 +261,7 @@ export async function joinTarget(
   db: Knex,
   partnerId: string,
   venueId: string,
-  /** Null for an id that cannot be a resource's (not a uuid). */
-  resourceId: string | null,
+  resourceId: string,
   slotDate: string,
 ): Promise<JoinTarget> {
   const { rows } = await db.raw<{ rows: JoinTarget[] }>(
@@ -274,7 +269,8 @@ export async function joinTarget(
             exists (select 1 from resources where id = ?::uuid and venue_id = ?::uuid) as resource_of_venue,
             coalesce((select ?::date >= (now() at time zone timezone)::date from venues where id = ?::uuid), false)
               as date_not_past`,
-    [partnerId, venueId, resourceId, venueId, slotDate, venueId],
+    // An id that is not a uuid names no resource (and must not reach the ::uuid cast).
+    [partnerId, venueId, isUuid(resourceId) ? resourceId : null, venueId, slotDate, venueId],
   );
   return rows[0]!;
 }
