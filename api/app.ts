@@ -4,12 +4,14 @@
  * and, inside each declared route:
  *   authenticate → rate limit (keyed routes) → JSON body (routes with one) → validate → handler.
  * Authentication runs per route, so unknown paths answer 404 whether or not a key was sent, and
- * unauthenticated requests are neither parsed nor counted against any key.
+ * unauthenticated requests are neither parsed nor counted against any key. A valid key sent to an
+ * unknown path is counted like any keyed request and gets its rate-limit headers (CONTRACT.md:
+ * every response to a request with a valid key carries them).
  */
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppDeps, AppMiddleware, AppState } from './context.ts';
-import { RouteNotFoundError } from './errors.ts';
+import { RouteNotFoundError, UnauthenticatedError } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errors } from './middleware/errors.ts';
 import { inFlight } from './middleware/in-flight.ts';
@@ -48,7 +50,7 @@ export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): A
   app.use(requestLog());
   app.use(errors());
   app.use(router.routes());
-  app.use(notFound());
+  app.use(notFound(deps));
   return app;
 }
 
@@ -62,8 +64,18 @@ function handle(route: Route, deps: AppDeps): AppMiddleware {
   };
 }
 
-function notFound(): AppMiddleware {
-  return function notFound(ctx) {
+function notFound(deps: AppDeps): AppMiddleware {
+  const authenticateKey = authenticate(deps.db);
+  const limit = rateLimit();
+  return async function notFound(ctx) {
+    if (ctx.get('x-api-key')) {
+      try {
+        await authenticateKey(ctx, () => limit(ctx, () => Promise.resolve()));
+      } catch (err) {
+        // An unknown path answers 404 whatever the key; only an over-limit key hears 429 first.
+        if (!(err instanceof UnauthenticatedError)) throw err;
+      }
+    }
     throw new RouteNotFoundError(ctx.method, ctx.path);
   };
 }

@@ -99,6 +99,16 @@ export class RateLimitExceededError extends DomainError {
   }
 }
 
+/** 503: the database cannot serve right now (unreachable, restarting, or too slow); retry shortly. */
+export class ServiceUnavailableError extends DomainError {
+  static override readonly code = 'SERVICE_UNAVAILABLE';
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds = 1) {
+    super('The service cannot reach its database right now; retry shortly.');
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** 400: the slot cannot be held under the venue's rules (grid, hours, past, lead time, blackout…). */
 export class SlotRejectedError extends DomainError {
   static override readonly code = 'SLOT_NOT_AVAILABLE';

@@ -2,13 +2,13 @@
  * `npm run web`: the Koa API alone (Procfile `web`). On SIGTERM or SIGINT it stops accepting,
  * lets in-flight requests finish, then closes its pool.
  */
-import { once } from 'node:events';
 import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/config.ts';
 import { createBoss } from '../db/boss.ts';
 import { createDb } from '../db/knex.ts';
 import { createLogger, type Logger } from '../db/log.ts';
 import { onShutdownSignal } from '../db/shutdown.ts';
 import { buildApp } from './app.ts';
+import { listen } from './server.ts';
 
 /** How long in-flight requests get to finish after SIGTERM before their sockets are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -21,12 +21,17 @@ export interface WebServer {
 
 /** Starts the API on `config.port` against `databaseUrl`. */
 export async function startWeb(config: Config, databaseUrl: string, log: Logger): Promise<WebServer> {
-  const db = createDb(databaseUrl, { poolMax: 10, applicationName: 'booking-web', log });
+  const db = createDb(databaseUrl, {
+    poolMax: 10,
+    applicationName: 'booking-web',
+    log,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    lockTimeoutMs: config.databaseLockTimeoutMs,
+  });
   const boss = createBoss(databaseUrl, 'web', log);
   await boss.start();
   const app = buildApp({ db, boss, config, log });
-  const server = app.listen(config.port, '0.0.0.0');
-  await once(server, 'listening');
+  const server = await listen(app, config.port, '0.0.0.0');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info({ port }, 'web listening');

@@ -2,13 +2,18 @@
  * The OpenAPI 3.0.3 document, generated from the route declarations: the same zod schemas that
  * validate requests describe them here, so the document cannot drift from behaviour. Schemas with
  * a `.meta({ id })` become components; every route lists its own errors plus the ones every route
- * of its kind can answer (400 validation, 401/429 for keyed routes, 500).
+ * of its kind can answer (400 validation; 413 and 415 for routes with a body; 401, 429 and 503 —
+ * the database cannot serve — for keyed routes; 500), so that partners' validating proxies and
+ * fuzzers find every status the service can send.
  */
 import { z } from 'zod';
 import { statusOf } from './middleware/errors.ts';
 import {
+  PayloadTooLargeError,
   RateLimitExceededError,
+  ServiceUnavailableError,
   UnauthenticatedError,
+  UnsupportedMediaTypeError,
   ValidationError,
   type DomainErrorClass,
 } from './errors.ts';
@@ -164,7 +169,11 @@ function responses(route: Route, components: Record<string, Json>): Json {
   }
   const errorClasses: DomainErrorClass[] = [...(route.errors ?? [])];
   if (route.params || route.query || route.body) errorClasses.push(ValidationError);
+  if (route.body) errorClasses.push(PayloadTooLargeError, UnsupportedMediaTypeError);
   if (route.auth) errorClasses.push(UnauthenticatedError, RateLimitExceededError);
+  // Keyed routes read the database before anything else; a route that says what its own 503 means
+  // (health) keeps its own.
+  if (route.auth && !route.responses[503]) errorClasses.push(ServiceUnavailableError);
   toSchema(ErrorBody, 'output', components);
   const byStatus = new Map<number, DomainErrorClass[]>();
   for (const cls of errorClasses) byStatus.set(statusOf(cls), [...(byStatus.get(statusOf(cls)) ?? []), cls]);
@@ -173,7 +182,7 @@ function responses(route: Route, components: Record<string, Json>): Json {
     out[status] = {
       description: `Error: ${codes.join(' or ')}.`,
       headers:
-        status === 429
+        status === 429 || status === 503
           ? { ...headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
           : headers,
       content: {
@@ -189,6 +198,42 @@ function responses(route: Route, components: Record<string, Json>): Json {
     headers,
     content: {
       'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: InternalErrorExample },
+    },
+  };
+  // Requests the HTTP server cannot read are answered before any route, with the same body.
+  out.default = {
+    description:
+      'Error: a request the HTTP server cannot read, answered before any route — 400 VALIDATION_ERROR (a ' +
+      'control character in a header, a malformed request line), 408 REQUEST_TIMEOUT, 431 ' +
+      'REQUEST_HEADERS_TOO_LARGE (headers over 16 KiB).',
+    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/Error' },
+        examples: {
+          UnreadableRequest: {
+            value: {
+              ...InternalErrorExample,
+              error: 'VALIDATION_ERROR',
+              message: 'The request is not valid HTTP; see details.',
+            },
+          },
+          RequestTimeout: {
+            value: {
+              ...InternalErrorExample,
+              error: 'REQUEST_TIMEOUT',
+              message: 'The request was not received in time.',
+            },
+          },
+          HeadersTooLarge: {
+            value: {
+              ...InternalErrorExample,
+              error: 'REQUEST_HEADERS_TOO_LARGE',
+              message: 'The request headers exceed 16 KiB.',
+            },
+          },
+        },
+      },
     },
   };
   return out;

@@ -10,6 +10,14 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'
 
 const booleanText = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+/** A whole number written in digits (`Number()` alone would take `1e3`, `0x50` or ` 80`). */
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,10}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
 const retryDelays = z
   .string()
   .regex(/^\d+(,\d+)*$/, 'must be comma-separated whole seconds, e.g. 300,900,1800,3600')
@@ -21,12 +29,15 @@ const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: wholeNumber(0, 65535).default(3000),
   SERVICE_ENV: z.enum(SERVICE_ENVS).default('local'),
   WEBHOOK_RETRY_DELAYS: retryDelays.default([300, 900, 1800, 3600]),
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  WEBHOOK_TIMEOUT_MS: wholeNumber(1, 600_000).default(10_000),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanText.optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  // 0 turns a timeout off, as in PostgreSQL.
+  DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber(0, 3_600_000).default(10_000),
+  DATABASE_LOCK_TIMEOUT_MS: wholeNumber(0, 3_600_000).default(5_000),
 });
 
 /** The parsed, typed configuration every process runs with. */
@@ -41,6 +52,12 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   readonly webhookAllowPrivateTargets: boolean;
   readonly logLevel: (typeof LOG_LEVELS)[number];
+  /**
+   * PostgreSQL `statement_timeout` and `lock_timeout` of the web's connections, in ms (0: none): a
+   * stuck query or lock then ends in a clean 503 instead of holding a pool slot forever.
+   */
+  readonly databaseStatementTimeoutMs: number;
+  readonly databaseLockTimeoutMs: number;
 }
 
 /** A configuration value that cannot be used; `message` names the variable. */
@@ -66,6 +83,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? e.SERVICE_ENV === 'local',
     logLevel: e.LOG_LEVEL,
+    databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+    databaseLockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
   });
 }
 

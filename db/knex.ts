@@ -14,12 +14,25 @@ pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
 /** `bigint` counts fit easily in a JS number here (row counts, epoch milliseconds). */
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
+/** How long a connection may take to open before the attempt fails (a host that does not answer). */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** How long a caller waits for a pooled connection before failing (every connection busy or dead). */
+const ACQUIRE_TIMEOUT_MS = 10_000;
+
 /** Options for {@link createDb}. */
 export interface DbOptions {
   poolMax?: number;
   /** Shown in pg_stat_activity, so an operator can tell web, worker and CLI connections apart. */
   applicationName?: string;
   log?: Logger;
+  /**
+   * Server-side limits for every statement of these connections (ms; 0 or absent: none). A
+   * statement past `statementTimeoutMs`, or a lock not granted within `lockTimeoutMs`, fails with
+   * 57014 or 55P03 instead of holding its pool slot; a transaction left idle for longer than the
+   * statement timeout (and at least a minute) is ended by the server.
+   */
+  statementTimeoutMs?: number;
+  lockTimeoutMs?: number;
 }
 
 /** Creates a knex instance on `databaseUrl`; the caller destroys it on shutdown. */
@@ -34,7 +47,13 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
       deprecate: (message: unknown) => log?.warn({ knex: String(message) }, 'knex deprecation'),
       debug: () => undefined,
     },
-    connection: { connectionString: databaseUrl, application_name: options.applicationName ?? 'booking' },
+    connection: {
+      connectionString: databaseUrl,
+      application_name: options.applicationName ?? 'booking',
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      ...serverTimeouts(options),
+    },
+    acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
     pool: {
       min: 0,
       max: options.poolMax ?? 10,
@@ -45,6 +64,16 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
       },
     },
   });
+}
+
+function serverTimeouts({ statementTimeoutMs, lockTimeoutMs }: DbOptions): Record<string, number> {
+  const limits: Record<string, number> = {};
+  if (statementTimeoutMs) {
+    limits.statement_timeout = statementTimeoutMs;
+    limits.idle_in_transaction_session_timeout = Math.max(statementTimeoutMs, 60_000);
+  }
+  if (lockTimeoutMs) limits.lock_timeout = lockTimeoutMs;
+  return limits;
 }
 
 /** Inserts one row into `table` and returns the id PostgreSQL gave it. */

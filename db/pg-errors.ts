@@ -1,6 +1,7 @@
 /**
- * PostgreSQL error codes (SQLSTATE) that the service reacts to, named once. Use cases translate
- * them into domain errors; nothing else inspects `err.code`.
+ * PostgreSQL error codes (SQLSTATE) and connection failures that the service reacts to, named
+ * once. Use cases translate them into domain errors, the error middleware into statuses; nothing
+ * else inspects `err.code`.
  */
 import pg from 'pg';
 
@@ -8,9 +9,76 @@ import pg from 'pg';
 export const EXCLUSION_VIOLATION = '23P01';
 /** 40P01: the server aborted this transaction to break a deadlock. */
 export const DEADLOCK_DETECTED = '40P01';
+/** 40001: a serializable (or repeatable read) transaction lost to a concurrent one. */
+export const SERIALIZATION_FAILURE = '40001';
+/** 57014: the statement was cancelled, here by `statement_timeout`. */
+export const QUERY_CANCELED = '57014';
+/** 55P03: a lock was not granted within `lock_timeout`. */
+export const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * SQLSTATE classes and codes that mean the database cannot serve right now, not that the request
+ * is wrong: 08 connection exception, 53 insufficient resources (too many connections), 57P01–57P03
+ * (the server is shutting down, crashed, or not yet accepting connections), and the two timeouts
+ * the service sets on its own connections.
+ */
+const UNAVAILABLE_CLASSES = ['08', '53'];
+const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', QUERY_CANCELED, LOCK_NOT_AVAILABLE]);
+
+/** Socket-level failures of a connection to the server (node's `err.code`). */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * Messages of node-postgres and knex for a connection that died or never came, which carry no code:
+ * a server restart ends idle and busy connections alike, and a full pool times out its waiters.
+ */
+const CONNECTION_MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|Timeout acquiring a connection|Client was closed|Connection ended/i;
 
 /** Whether `err` is a server error with the given SQLSTATE (and constraint name, if given). */
 export function isPgError(err: unknown, code: string, constraint?: string): err is pg.DatabaseError {
   if (!(err instanceof pg.DatabaseError) || err.code !== code) return false;
   return constraint === undefined || err.constraint === constraint;
+}
+
+/**
+ * A transaction that lost to a concurrent one (deadlock or serialization failure): nothing was
+ * wrong with it, and running it again is the answer.
+ */
+export function isTransientConflict(err: unknown): boolean {
+  return isPgError(err, DEADLOCK_DETECTED) || isPgError(err, SERIALIZATION_FAILURE);
+}
+
+/**
+ * SQLSTATE class 22, data exception: a value PostgreSQL refused (U+0000 in text, a year it cannot
+ * store, a number out of range). Input validation should have refused it first.
+ */
+export function isDataException(err: unknown): err is pg.DatabaseError {
+  return err instanceof pg.DatabaseError && typeof err.code === 'string' && err.code.startsWith('22');
+}
+
+/**
+ * The database cannot serve now — unreachable, restarting, out of connections, or past a timeout
+ * the service set — as opposed to a request or code that is wrong. Looks through `cause` chains,
+ * as knex and pg-boss wrap what the driver threw.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (e instanceof pg.DatabaseError && typeof code === 'string') {
+      return UNAVAILABLE_CODES.has(code) || UNAVAILABLE_CLASSES.includes(code.slice(0, 2));
+    }
+    if (typeof code === 'string' && SOCKET_CODES.has(code)) return true;
+    if ((e as { name?: unknown }).name === 'KnexTimeoutError') return true;
+    if (e instanceof Error && CONNECTION_MESSAGES.test(e.message)) return true;
+  }
+  return false;
 }

@@ -1,9 +1,12 @@
 /**
  * The one error middleware, first in the chain after the request id. Domain errors become the
  * spec's error body with the status from the table below; known HTTP-level failures raised by
- * Koa's own machinery are mapped to their codes; anything else is a logged 500 INTERNAL_ERROR that
- * leaks nothing but the request id.
+ * Koa's own machinery are mapped to their codes; a database that cannot serve is 503 with
+ * Retry-After; a value PostgreSQL refused (SQLSTATE class 22) is 400, logged loudly as the
+ * validation gap it is; anything else is a logged 500 INTERNAL_ERROR that leaks nothing but the
+ * request id.
  */
+import { isDatabaseUnavailable, isDataException, isTransientConflict } from '../../db/pg-errors.ts';
 import type { AppContext, AppMiddleware } from '../context.ts';
 import {
   BookingNotFoundError,
@@ -26,6 +29,7 @@ import {
   PurchaseNotFoundError,
   RateLimitExceededError,
   RouteNotFoundError,
+  ServiceUnavailableError,
   UnauthenticatedError,
   UnsupportedMediaTypeError,
   ValidationError,
@@ -63,6 +67,7 @@ const STATUS = new Map<DomainErrorClass, number>([
   [PayloadTooLargeError, 413],
   [UnsupportedMediaTypeError, 415],
   [RateLimitExceededError, 429],
+  [ServiceUnavailableError, 503],
 ]);
 
 /** The HTTP status of a domain error class (used by the OpenAPI document too). */
@@ -78,7 +83,7 @@ export function errors(): AppMiddleware {
     try {
       await next();
     } catch (err) {
-      const known = err instanceof DomainError ? err : fromHttpError(err);
+      const known = err instanceof DomainError ? err : (fromDatabaseError(ctx, err) ?? fromHttpError(err));
       if (known) render(ctx, known);
       else {
         ctx.state.log.error({ err }, 'unhandled error');
@@ -105,7 +110,31 @@ function render(ctx: AppContext, err: DomainError): void {
     body.retry_after_seconds = err.retryAfterSeconds;
     ctx.set('Retry-After', String(err.retryAfterSeconds));
   }
+  if (err instanceof ServiceUnavailableError) ctx.set('Retry-After', String(err.retryAfterSeconds));
   ctx.body = body;
+}
+
+/**
+ * Failures of the database that are not bugs of the request's code path: an outage, a timeout, or
+ * a conflict still lost after the use case's retries (503, logged as a warning: the operator sees
+ * it, the client retries), or a value the database
+ * refused that validation let through (400; logged as an error, because it is a gap in validation
+ * to close, and the answer must still not be a 500).
+ */
+function fromDatabaseError(ctx: AppContext, err: unknown): DomainError | undefined {
+  if (isDatabaseUnavailable(err) || isTransientConflict(err)) {
+    ctx.state.log.warn({ err: (err as Error).message }, 'database unavailable or contended');
+    return new ServiceUnavailableError();
+  }
+  if (isDataException(err)) {
+    ctx.state.log.error(
+      { err, sqlstate: err.code, method: ctx.method, path: ctx.path },
+      'validation gap: the database refused a value that request validation accepted',
+    );
+    const where = ctx.state.body === undefined ? 'query' : 'body';
+    return new ValidationError([{ field: '', message: 'a value could not be stored as sent', in: where }]);
+  }
+  return undefined;
 }
 
 /** Errors Koa and its helpers throw for bad requests (e.g. a malformed percent-escape in a path). */

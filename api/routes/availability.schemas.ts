@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { DateOnly, DateTime, Uuid } from './shared.schemas.ts';
+import { DateOnly, DateTime, opaqueText, Uuid } from './shared.schemas.ts';
 
 export const AvailabilityQuery = z.object({
   venue_id: Uuid,
   date: DateOnly.meta({ description: 'Venue-local date.' }),
-  resource_id: z.string().min(1).max(100).optional(),
+  resource_id: opaqueText({ min: 1, max: 100 }).optional().meta({ description: 'Only this resource.' }),
 });
 export type AvailabilityQuery = z.infer<typeof AvailabilityQuery>;
 

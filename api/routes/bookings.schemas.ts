@@ -1,11 +1,19 @@
 import { z } from 'zod';
 import { Phone } from '../../db/phone.ts';
-import { DateOnly, DateTime, IdempotencyKey, IgnoredPartnerId, Uuid } from './shared.schemas.ts';
+import {
+  DateOnly,
+  DateTime,
+  freeText,
+  IdempotencyKey,
+  IgnoredPartnerId,
+  queryInteger,
+  Uuid,
+} from './shared.schemas.ts';
 
 export const ConfirmBody = z.object({
   hold_id: Uuid,
-  payment_reference: z.string().min(1).max(255).meta({ description: 'Opaque; not verified.' }),
-  customer_name: z.string().trim().min(2).max(100),
+  payment_reference: freeText({ min: 1, max: 255 }).meta({ description: 'Opaque; not verified. Trimmed.' }),
+  customer_name: freeText({ min: 2, max: 100 }).meta({ description: 'Trimmed; 2 to 100 characters.' }),
   customer_phone: Phone,
   customer_email: z.email().max(254).optional(),
   idempotency_key: IdempotencyKey,
@@ -70,9 +78,11 @@ export const BookingListQuery = z
     venue_id: Uuid.optional(),
     from: DateOnly.optional().meta({ description: 'Venue-local date of the slot, inclusive.' }),
     to: DateOnly.optional().meta({ description: 'Venue-local date of the slot, inclusive.' }),
-    limit: z.coerce.number().int().min(1).max(100).default(50),
+    limit: queryInteger(1, 100).default(50),
     customer_phone: Phone.optional(),
-    customer_name: z.string().min(1).max(100).optional().meta({ description: 'Case-insensitive substring.' }),
+    customer_name: freeText({ min: 1, max: 100 })
+      .optional()
+      .meta({ description: 'Case-insensitive substring.' }),
   })
   .refine((q) => !q.from || !q.to || q.from <= q.to, {
     message: 'from must not be after to',

@@ -1,10 +1,17 @@
 import { z } from 'zod';
 import { Phone } from '../../db/phone.ts';
-import { DateTime, DateTimeInput, IdempotencyKey, IgnoredPartnerId, Uuid } from './shared.schemas.ts';
+import {
+  DateTime,
+  DateTimeInput,
+  IdempotencyKey,
+  IgnoredPartnerId,
+  opaqueText,
+  Uuid,
+} from './shared.schemas.ts';
 
 export const CreateHoldBody = z.object({
   venue_id: Uuid,
-  resource_id: z.string().min(1).max(100).meta({ description: 'From discovery.' }),
+  resource_id: opaqueText({ min: 1, max: 100 }).meta({ description: 'From discovery.' }),
   slot_start: DateTimeInput.meta({ description: 'A slot_start returned by availability.' }),
   slot_duration_minutes: z
     .number()

@@ -1,5 +1,12 @@
-/** Schemas shared by every route group: the error body, ids, and small scalar shapes. */
+/**
+ * Schemas shared by every route group: the error body, ids, and small scalar shapes. Every string
+ * and date a request carries is built from the shapes of `db/input.ts` (re-exported here), so that
+ * U+0000, lone surrogates and dates PostgreSQL cannot store are refused as 400 for every field.
+ */
 import { z } from 'zod';
+import { freeText, opaqueText } from '../../db/input.ts';
+
+export { DateOnly, DateTimeInput, freeText, httpUrl, opaqueText, queryInteger } from '../../db/input.ts';
 
 /** A uuid as PostgreSQL reads it (any version, either case). */
 export const Uuid = z.guid({ error: 'must be a UUID' });
@@ -7,28 +14,19 @@ export const Uuid = z.guid({ error: 'must be a UUID' });
 /** An ISO 8601 UTC date-time as every response writes it. */
 export const DateTime = z.iso.datetime();
 
-/** An ISO 8601 date-time with an offset (any), as requests may send it; parsed to a Date. */
-export const DateTimeInput = z.iso
-  .datetime({
-    offset: true,
-    error: 'must be an ISO 8601 date-time with an offset, e.g. 2026-11-22T18:30:00Z',
-  })
-  .transform((value) => new Date(value));
-
-/** A calendar date, YYYY-MM-DD (a real date: 2026-02-30 is refused). */
-export const DateOnly = z.iso.date({ error: 'must be a date, YYYY-MM-DD' });
-
 /** An idempotency key: 1 to 255 characters, scoped to your API key. */
-export const IdempotencyKey = z
-  .string({ error: 'is required (1 to 255 characters)' })
-  .min(1)
-  .max(255)
-  .meta({ description: 'Unique per write; a retry with the same key replays the original result.' });
+export const IdempotencyKey = opaqueText({
+  min: 1,
+  max: 255,
+  required: 'is required (1 to 255 characters)',
+}).meta({ description: 'Unique per write; a retry with the same key replays the original result.' });
 
 /** The cancel/refund/release body: a key and an optional reason. */
 export const ReasonBody = z.object({
   idempotency_key: IdempotencyKey,
-  reason: z.string().max(500).optional(),
+  reason: freeText({ max: 500 })
+    .optional()
+    .meta({ description: 'Free text, trimmed; at most 500 characters.' }),
 });
 export type ReasonBody = z.infer<typeof ReasonBody>;
 

@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { Phone } from '../../db/phone.ts';
 import { WAITLIST_STATUSES } from '../../db/queries/waitlist-entries.ts';
-import { DateOnly, DateTime, IgnoredPartnerId, Uuid } from './shared.schemas.ts';
+import { DateOnly, DateTime, freeText, IgnoredPartnerId, opaqueText, Uuid } from './shared.schemas.ts';
 
-const ResourceId = z
-  .string()
-  .min(1)
-  .max(100)
-  .meta({ description: 'A resource of the venue, from discovery.' });
+const ResourceId = opaqueText({ min: 1, max: 100 }).meta({
+  description: 'A resource of the venue, from discovery.',
+});
 const SlotDate = DateOnly.meta({ description: 'Venue-local date.' });
 
 export const JoinWaitlistBody = z.object({
@@ -15,7 +13,7 @@ export const JoinWaitlistBody = z.object({
   resource_id: ResourceId,
   slot_date: SlotDate,
   customer_phone: Phone,
-  customer_name: z.string().trim().min(1).max(100).nullable().optional(),
+  customer_name: freeText({ min: 1, max: 100 }).nullable().optional(),
   expires_in_days: z
     .number()
     .int()

@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../db/queries/events.ts';
-import { DateTime, IgnoredPartnerId, Uuid } from './shared.schemas.ts';
+import { DateTime, httpUrl, IgnoredPartnerId, Uuid } from './shared.schemas.ts';
 
 /** The event types a subscription may list: every type the service records. */
 export const EventType = z.enum(EVENT_TYPES);
 
 export const CreateSubscriptionBody = z.object({
-  endpoint_url: z
-    .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
-    .max(2048)
-    .meta({ description: 'HTTPS; plain HTTP only on sandbox and local deployments.' }),
+  endpoint_url: httpUrl(2048).meta({
+    format: 'uri',
+    description: 'HTTPS; plain HTTP only on sandbox and local deployments.',
+  }),
   event_types: z
     .array(EventType)
     .min(1)

@@ -1,5 +1,6 @@
 /** Booking rules set by operators: price:add, blackout:add, membership:create. */
 import { z } from 'zod';
+import { DateOnly } from '../input.ts';
 import { Phone } from '../phone.ts';
 import { insertBlackout, insertMembership, insertPriceRule } from '../queries/booking-rules.ts';
 import * as resources from '../queries/resources.ts';
@@ -16,8 +17,6 @@ import {
   wholeNumber,
 } from './command.ts';
 
-const calendarDate = z.iso.date({ error: 'must be a date, YYYY-MM-DD' });
-
 export const bookingRuleCommands = [
   defineCommand({
     name: 'price:add',
@@ -28,7 +27,7 @@ export const bookingRuleCommands = [
       days: weekdays.optional(),
       from: timeOfDay.optional(),
       to: timeOfDay.optional(),
-      date: calendarDate.optional(),
+      date: DateOnly.optional(),
     }),
     async run(trx, flags) {
       mustExist(

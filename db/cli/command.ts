@@ -4,6 +4,7 @@
  * nothing.
  */
 import { z } from 'zod';
+import { DateTimeInput, freeText } from '../input.ts';
 import type { Knex } from '../knex.ts';
 
 /** One CLI verb. `flags` is a zod object whose keys are the flag names without `--`. */
@@ -22,7 +23,7 @@ export function defineCommand<F extends Record<string, unknown>>(command: Comman
 /** A reason the command cannot run; printed as one line, nothing is changed. */
 export class CommandError extends Error {}
 
-export const text = (max: number) => z.string().trim().min(1).max(max);
+export const text = (max: number) => freeText({ min: 1, max });
 export const id = z.guid('must be a uuid');
 export const wholeNumber = (min: number, max: number) =>
   z
@@ -30,9 +31,7 @@ export const wholeNumber = (min: number, max: number) =>
     .regex(/^\d+$/, 'must be a whole number')
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
-export const isoDateTime = z.iso
-  .datetime({ offset: true, message: 'must be an ISO 8601 date-time with an offset' })
-  .transform((v) => new Date(v));
+export const isoDateTime = DateTimeInput;
 export const timeOfDay = z
   .string()
   .regex(/^([01]\d|2[0-3]):[0-5]\d$|^24:00$/, 'must be HH:MM (00:00 to 24:00)');

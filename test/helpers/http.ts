@@ -1,7 +1,7 @@
 /** A real listening app per test (or two, to race), and a small fetch wrapper to call it. */
 import type { AddressInfo } from 'node:net';
-import { once } from 'node:events';
 import { buildApp } from '../../api/app.ts';
+import { listen } from '../../api/server.ts';
 import type { Route } from '../../api/route.ts';
 import type { Config } from '../../db/config.ts';
 import type { Knex } from '../../db/knex.ts';
@@ -28,8 +28,7 @@ export async function startApp(
     },
     options.routes,
   );
-  const server = app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
+  const server = await listen(app, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -11,6 +11,8 @@ test('defaults follow CONTRACT.md', (t) => {
     webhookTimeoutMs: 10_000,
     webhookAllowPrivateTargets: true,
     logLevel: 'info',
+    databaseStatementTimeoutMs: 10_000,
+    databaseLockTimeoutMs: 5_000,
   });
   t.deepEqual(config.webhookRetryDelays, [300, 900, 1800, 3600]);
   t.true(Object.isFrozen(config));
@@ -35,12 +37,16 @@ test('values are parsed; empty variables count as unset', (t) => {
     WEBHOOK_TIMEOUT_MS: '500',
     LOG_LEVEL: 'debug',
     SERVICE_ENV: '',
+    DATABASE_STATEMENT_TIMEOUT_MS: '0',
+    DATABASE_LOCK_TIMEOUT_MS: '250',
   });
   t.like(config, {
     databaseUrl: 'postgres://u@h:5432/d',
     port: 8080,
     webhookTimeoutMs: 500,
     serviceEnv: 'local',
+    databaseStatementTimeoutMs: 0,
+    databaseLockTimeoutMs: 250,
   });
   t.deepEqual(config.webhookRetryDelays, [1, 2, 3, 4]);
 });
@@ -49,6 +55,10 @@ test('a bad value is one clear error naming the variable', (t) => {
   const cases: [Record<string, string>, string][] = [
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: '0x50' }, 'PORT'],
+    [{ PORT: '1e3' }, 'PORT'],
+    [{ DATABASE_STATEMENT_TIMEOUT_MS: '-1' }, 'DATABASE_STATEMENT_TIMEOUT_MS'],
+    [{ DATABASE_LOCK_TIMEOUT_MS: '5s' }, 'DATABASE_LOCK_TIMEOUT_MS'],
     [{ SERVICE_ENV: 'staging' }, 'SERVICE_ENV'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ WEBHOOK_RETRY_DELAYS: '300,900' }, 'WEBHOOK_RETRY_DELAYS'],

@@ -1,0 +1,114 @@
+/**
+ * The scalar shapes every input is built from, for the API's routes and the operator CLI alike
+ * (CONTRACT.md, "Hardening answers"). Validation must be at least as strict as the columns behind
+ * it: PostgreSQL refuses U+0000 in text (SQLSTATE 22021) and years it cannot store, and a string
+ * with a lone surrogate cannot be written as UTF-8 at all (node-postgres would silently store
+ * U+FFFD instead). Every string and date a client sends passes through one of these, so a value
+ * that PostgreSQL would refuse is a 400 naming its field, never a 500.
+ */
+import { z } from 'zod';
+
+/** The years a date or date-time may carry: PostgreSQL stores more, but nothing booked lies outside. */
+export const MIN_YEAR = 1900;
+export const MAX_YEAR = 9999;
+
+const NUL = '\u0000';
+
+/** Adds the two refusals every accepted string shares: U+0000, and ill-formed UTF-16. */
+function storable(schema: z.ZodString): z.ZodString {
+  return schema
+    .refine((value) => !value.includes(NUL), 'must not contain U+0000')
+    .refine((value) => value.isWellFormed(), 'must be well-formed Unicode (no lone surrogates)');
+}
+
+/**
+ * Free text (names, reasons, payment references): trimmed at either end, otherwise kept exactly as
+ * sent — no normalisation; emoji, joiners, combining marks and bidi controls stay. Lengths count
+ * after trimming.
+ */
+export function freeText(bounds: { min?: number; max: number }): z.ZodString {
+  return storable(
+    z
+      .string()
+      .trim()
+      .min(bounds.min ?? 0)
+      .max(bounds.max),
+  );
+}
+
+/** An opaque token compared exactly (idempotency keys, resource ids): never trimmed. */
+export function opaqueText(bounds: { min?: number; max: number; required?: string }): z.ZodString {
+  return storable(
+    z
+      .string(bounds.required === undefined ? undefined : { error: bounds.required })
+      .min(bounds.min ?? 0)
+      .max(bounds.max),
+  );
+}
+
+function yearInRange(text: string): boolean {
+  const year = Number(text.slice(0, 4));
+  return year >= MIN_YEAR && year <= MAX_YEAR;
+}
+
+const yearMessage = `must have a year from ${MIN_YEAR} to ${MAX_YEAR}`;
+
+/** A calendar date, YYYY-MM-DD, that exists (2027-02-29 does not), in years 1900 to 9999. */
+export const DateOnly = z.iso
+  .date({ error: 'must be a date that exists, YYYY-MM-DD', abort: true })
+  .refine(yearInRange, yearMessage);
+
+/**
+ * An ISO 8601 date-time with an offset (any), that exists (no 24:30, no 2027-02-29), in years 1900
+ * to 9999 as written; parsed to a Date.
+ */
+export const DateTimeInput = z.iso
+  .datetime({
+    offset: true,
+    error: 'must be an ISO 8601 date-time that exists, with an offset, e.g. 2026-11-22T18:30:00Z',
+    abort: true,
+  })
+  .refine(yearInRange, yearMessage)
+  .transform((value) => new Date(value));
+
+/**
+ * A whole number in a query string: digits only (no `1e1`, `0x10`, spaces or signs, which a plain
+ * `Number()` would accept), then bounded. Documented as an integer.
+ */
+export function queryInteger(min: number, max: number) {
+  return z.preprocess(
+    (value) => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value),
+    z.number({ error: 'must be a whole number' }).int().min(min).max(max),
+  );
+}
+
+/**
+ * An absolute http(s) URI as RFC 3986 writes it: ASCII only, no spaces, control characters or
+ * lone surrogates (the WHATWG parser behind `new URL()` would silently strip or escape those), a
+ * host, and no credentials.
+ */
+export function httpUrl(maxLength: number) {
+  return storable(z.string().max(maxLength)).superRefine((value, ctx) => {
+    const problem = urlProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}
+
+/** The characters RFC 3986 allows in a URI, `%` included for its escapes. */
+const URI_CHARACTERS = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
+
+function urlProblem(value: string): string | undefined {
+  if (!URI_CHARACTERS.test(value) || /%(?![0-9A-Fa-f]{2})/.test(value)) {
+    return 'must be an absolute URI of ASCII characters (no spaces or control characters; escape others as %XX)';
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute http(s) URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an absolute http(s) URL';
+  if (!/^https?:\/\/[^/?#]/i.test(value) || !url.hostname) return 'must name a host';
+  if (url.username || url.password) return 'must not carry credentials';
+  return undefined;
+}

@@ -1,0 +1,268 @@
+/**
+ * What the API accepts, field by field, per CONTRACT.md "Hardening answers": free text kept exactly
+ * as sent but for trimming (emoji, joiners, combining marks, bidi and other controls included),
+ * U+0000 and lone surrogates refused, null only where nullable, no numbers as strings, dates that
+ * exist in years 1900 to 9999, URLs that are real absolute URIs, digits-only query integers; and
+ * what arrives before any route: raw HTTP the parser refuses, duplicated keys, unknown paths.
+ */
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import {
+  confirm,
+  gridSlots,
+  hold,
+  localDate,
+  makeBookingWorld,
+  type BookingWorld,
+} from '../helpers/booking.ts';
+import { useTestDatabase } from '../helpers/database.ts';
+import { call, useTestServer } from '../helpers/http.ts';
+import { assertDocumented } from '../helpers/openapi.ts';
+import { join } from '../helpers/waitlist.ts';
+
+const database = useTestDatabase(test);
+const server = useTestServer(test, database);
+
+let world: BookingWorld;
+test.before(async () => {
+  world = await makeBookingWorld((await database.ready()).db);
+});
+
+/** A fresh hold on the court, `index` slots into tomorrow. */
+async function freshHold(index: number): Promise<string> {
+  const slots = await gridSlots(database().db, world.venueId, world.court);
+  const res = await hold(server(), world.apiKey, {
+    venue_id: world.venueId,
+    resource_id: world.court,
+    slot_start: slots[index]!.slot_start,
+  });
+  if (res.status !== 201) throw new Error(res.text);
+  return res.body.hold_id as string;
+}
+
+const fields = (body: { details?: { field: string; in: string }[] }) =>
+  (body.details ?? []).map((d) => `${d.in}:${d.field}`);
+
+test('free text is kept exactly as sent, trimmed at either end, in every language and script', async (t) => {
+  const { db } = database();
+  const name = 'Zoë 👩🏽‍💻 Ω\u0301 \u202eRTL\u202c \u200dJ\u0007';
+  const reference = 'upi:₹/\u0001\u001f\u007f\u2028ref';
+  const res = await confirm(server(), world.apiKey, {
+    hold_id: await freshHold(0),
+    customer_name: `  ${name}\n\t`,
+    payment_reference: ` ${reference} `,
+  });
+  t.is(res.status, 201, res.text);
+  const detail = await call(server(), 'GET', `/api/v1/bookings/${res.body.booking_id}`, {
+    key: world.apiKey,
+  });
+  t.is(detail.body.customer_name, name);
+  t.is(detail.body.payment_reference, reference);
+
+  const reason = ' rain 🌧️, 雨, مطر ';
+  const cancel = await call(server(), 'POST', `/api/v1/bookings/${res.body.booking_id}/cancel`, {
+    key: world.apiKey,
+    body: { idempotency_key: randomUUID(), reason },
+  });
+  t.is(cancel.status, 200, cancel.text);
+  t.is((await db('bookings').where({ id: res.body.booking_id }).first()).cancel_reason, reason.trim());
+
+  const date = await localDate(db, world.venueId, 1);
+  const entry = await join(server(), world.apiKey, {
+    venue_id: world.venueId,
+    resource_id: world.court,
+    slot_date: date,
+    customer_name: ' Ærøskøbing ',
+  });
+  t.is(entry.status, 201, entry.text);
+  t.is(entry.body.entry.customer_name, 'Ærøskøbing');
+});
+
+test('U+0000 and lone surrogates are refused in every string, naming the field', async (t) => {
+  const holdId = await freshHold(1);
+  for (const bad of ['a\u0000b', '\ud800', 'x\udfffy']) {
+    const res = await confirm(server(), world.apiKey, {
+      hold_id: holdId,
+      customer_name: `Asha ${bad}`,
+      payment_reference: bad,
+      idempotency_key: `key-${bad}`,
+    });
+    t.is(res.status, 400, JSON.stringify(bad));
+    assertDocumented(t, 'POST /bookings/confirm', res);
+    t.deepEqual(
+      [...new Set(fields(res.body))].sort(),
+      ['body:customer_name', 'body:idempotency_key', 'body:payment_reference'],
+      res.text,
+    );
+  }
+  const query = await call(server(), 'GET', '/api/v1/bookings?customer_name=%00', { key: world.apiKey });
+  t.is(query.status, 400);
+  t.deepEqual(fields(query.body), ['query:customer_name']);
+  t.true(query.headers.has('x-ratelimit-remaining'), 'validation runs after the rate limit');
+  t.is((await database().db('holds').where({ id: holdId }).first()).status, 'ACTIVE');
+});
+
+test('null only where the spec makes a field nullable; numbers never as strings', async (t) => {
+  const date = await localDate(database().db, world.venueId, 2);
+  const nullName = await join(server(), world.apiKey, {
+    venue_id: world.venueId,
+    resource_id: world.court,
+    slot_date: date,
+    customer_phone: '9800000001',
+    customer_name: null,
+  });
+  t.is(nullName.status, 201, 'the waitlist customer_name is nullable');
+  const slots = await gridSlots(database().db, world.venueId, world.court);
+  for (const [body, field] of [
+    [{ customer_phone: null }, 'customer_phone'],
+    [{ slot_duration_minutes: '60' }, 'slot_duration_minutes'],
+    [{ slot_duration_minutes: null }, 'slot_duration_minutes'],
+    [{ idempotency_key: null }, 'idempotency_key'],
+    [{ venue_id: 12 }, 'venue_id'],
+  ] as const) {
+    const res = await hold(server(), world.apiKey, {
+      venue_id: world.venueId,
+      resource_id: world.court,
+      slot_start: slots[2]!.slot_start,
+      ...(body as Record<string, unknown>),
+    } as Parameters<typeof hold>[2]);
+    t.is(res.status, 400, JSON.stringify(body));
+    t.deepEqual(fields(res.body), [`body:${field}`], res.text);
+  }
+  const release = await call(server(), 'POST', `/api/v1/partner/holds/${await freshHold(3)}/cancel`, {
+    key: world.apiKey,
+    body: { idempotency_key: randomUUID(), reason: null },
+  });
+  t.is(release.status, 400);
+  t.deepEqual(fields(release.body), ['body:reason']);
+});
+
+test('dates and date-times: years 1900 to 9999 that exist; others are 400 naming the field', async (t) => {
+  const base = `/api/v1/slots/availability?venue_id=${world.venueId}`;
+  for (const date of ['1900-01-01', '9999-12-31', '2028-02-29']) {
+    const res = await call(server(), 'GET', `${base}&date=${date}`, { key: world.apiKey });
+    t.is(res.status, 200, date);
+    t.deepEqual(res.body.slots, [], `${date} lies outside the booking window`);
+  }
+  for (const date of ['0000-01-01', '0001-01-01', '1899-12-31', '2027-02-29', '2026-13-01', '10000-01-01']) {
+    const res = await call(server(), 'GET', `${base}&date=${date}`, { key: world.apiKey });
+    t.is(res.status, 400, date);
+    t.deepEqual(fields(res.body), ['query:date'], date);
+    const list = await call(server(), 'GET', `/api/v1/bookings?from=${date}&to=${date}`, {
+      key: world.apiKey,
+    });
+    t.is(list.status, 400, date);
+    t.deepEqual(fields(list.body).sort(), ['query:from', 'query:to'], date);
+  }
+  const wide = await call(server(), 'GET', '/api/v1/bookings?from=1900-01-01&to=9999-12-31', {
+    key: world.apiKey,
+  });
+  t.is(wide.status, 200);
+  for (const start of [
+    '0000-01-01T00:00:00Z',
+    '1899-12-31T23:59:59Z',
+    '2027-02-29T10:00:00Z',
+    '2026-11-22T24:30:00Z',
+    '2026-11-22T10:00:00',
+    '2026-11-22T10:00:00+25:00',
+  ]) {
+    const res = await hold(server(), world.apiKey, {
+      venue_id: world.venueId,
+      resource_id: world.court,
+      slot_start: start,
+    });
+    t.is(res.status, 400, start);
+    t.deepEqual(fields(res.body), ['body:slot_start'], start);
+  }
+});
+
+test('endpoint_url must be an absolute http(s) URI: no spaces, controls, lone surrogates or credentials', async (t) => {
+  for (const url of [
+    ' https://partner.example.com/hooks',
+    'https://partner.example.com/ho oks',
+    'https://partner.example.com/hooks\t',
+    'https://partner.example.com/\u0000',
+    'https://partner.example.com/\ud800',
+    'https://exämple.com/hooks',
+    'https://user:secret@partner.example.com/hooks',
+    'https:partner.example.com/hooks',
+    'ftp://partner.example.com/hooks',
+    'https://partner.example.com/%zz',
+    'not a url',
+  ]) {
+    const res = await call(server(), 'POST', '/api/v1/partner/webhooks', {
+      key: world.apiKey,
+      body: { endpoint_url: url, event_types: ['hold_created'] },
+    });
+    t.is(res.status, 400, JSON.stringify(url));
+    t.deepEqual([...new Set(fields(res.body))], ['body:endpoint_url'], JSON.stringify(url));
+  }
+  const nested = await call(server(), 'POST', '/api/v1/partner/webhooks', {
+    key: world.apiKey,
+    body: { endpoint_url: 'http://127.0.0.1:9/hooks', event_types: ['hold_created', 'booking_confirmed'] },
+  });
+  t.is(nested.status, 400);
+  t.deepEqual(fields(nested.body), ['body:event_types.1'], 'nested fields are dotted paths, as sent');
+});
+
+test('query integers are digits only', async (t) => {
+  for (const limit of ['1e1', '0x10', ' 5', '5.0', '-1', '', '101', '0']) {
+    const res = await call(server(), 'GET', `/api/v1/bookings?limit=${encodeURIComponent(limit)}`, {
+      key: world.apiKey,
+    });
+    t.is(res.status, 400, JSON.stringify(limit));
+    t.deepEqual(fields(res.body), ['query:limit']);
+  }
+  const ok = await call(server(), 'GET', '/api/v1/bookings?limit=7', { key: world.apiKey });
+  t.is(ok.status, 200);
+});
+
+/** Sends raw bytes (which fetch would refuse to send) and reads the whole answer. */
+function raw(request: string): Promise<{ status: number; headers: string; body: string }> {
+  const { port, hostname } = new URL(server().url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let data = '';
+    socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
+    socket.on('end', () => {
+      const [head = '', body = ''] = data.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), headers: head, body });
+    });
+    socket.on('error', reject);
+    socket.end(request, 'latin1');
+  });
+}
+
+test('requests HTTP cannot carry get the error body too: a NUL in a header, oversized headers', async (t) => {
+  const nul = await raw(
+    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\u0000\r\n\r\n`,
+  );
+  t.is(nul.status, 400);
+  t.like(JSON.parse(nul.body), { error: 'VALIDATION_ERROR', details: [{ in: 'header' }] });
+  t.regex(nul.headers, /content-type: application\/json/i);
+
+  const huge = await raw(
+    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: ${'a'.repeat(20_000)}\r\n\r\n`,
+  );
+  t.is(huge.status, 431);
+  t.is(JSON.parse(huge.body).error, 'REQUEST_HEADERS_TOO_LARGE');
+});
+
+test('x-api-key sent twice is 401, even with one valid key twice', async (t) => {
+  const res = await raw(
+    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
+      `x-api-key: ${world.apiKey}\r\nx-api-key: ${world.apiKey}\r\n\r\n`,
+  );
+  t.is(res.status, 401);
+  t.is(JSON.parse(res.body).error, 'UNAUTHORIZED');
+});
+
+test('a valid key sent to an unknown path is counted and told where it stands', async (t) => {
+  const res = await call(server(), 'GET', '/api/v1/no-such-thing', { key: world.apiKey });
+  t.is(res.status, 404);
+  t.true(res.headers.has('x-ratelimit-remaining'));
+  const anonymous = await call(server(), 'GET', '/api/v1/no-such-thing', { key: 'f'.repeat(64) });
+  t.is(anonymous.status, 404);
+  t.false(anonymous.headers.has('x-ratelimit-remaining'));
+});
