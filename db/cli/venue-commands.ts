@@ -41,9 +41,9 @@ export const venueCommands = [
       address: text(500),
       city: text(200),
       timezone: text(100).default('Asia/Kolkata'),
-      'hold-seconds': wholeNumber(30, 86_400).default(900),
+      'hold-seconds': wholeNumber(1, 86_400).default(900),
       'min-lead-minutes': wholeNumber(0, 43_200).default(0),
-      'max-advance-days': wholeNumber(0, 366).default(21),
+      'max-advance-days': wholeNumber(0, 730).default(21),
     }),
     async run(trx, flags) {
       if (!(await isKnownTimeZone(trx, flags.timezone))) {

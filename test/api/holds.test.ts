@@ -8,6 +8,7 @@ import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner, makeResource } from '../helpers/factories.ts';
 import { call, useTestServer } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
@@ -360,4 +361,39 @@ test('a hold past its expiry never blocks: the next hold wins at once and hold_e
   t.is(second.status, 201, second.text);
   t.is((await db('holds').where({ id: first.body.hold_id }).first()).status, 'EXPIRED');
   t.deepEqual(await eventTypes(db, first.body.hold_id), ['hold_created', 'hold_expired']);
+});
+
+test('a venue with one-second holds: the hold expires in a second and its window is free again', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db, { holdSeconds: 1 });
+  const [slot] = await gridSlots(db, w.venueId, w.court);
+  const res = await hold(server(), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slot!.slot_start,
+  });
+  t.is(res.status, 201, res.text);
+  const row = await db('holds').where({ id: res.body.hold_id }).first();
+  t.is(row.hold_expiry_at.getTime() - row.created_at.getTime(), 1000);
+  await waitFor(
+    async () => (await db.raw('select now() >= ?::timestamptz as due', [row.hold_expiry_at])).rows[0].due,
+  );
+  const confirmed = await call(server(), 'POST', '/api/v1/bookings/confirm', {
+    key: w.apiKey,
+    body: {
+      hold_id: res.body.hold_id,
+      payment_reference: 'p',
+      customer_name: 'Asha Rao',
+      customer_phone: '9812345678',
+      idempotency_key: randomUUID(),
+    },
+  });
+  t.is(confirmed.status, 409);
+  t.is(confirmed.body.error, 'HOLD_EXPIRED');
+  const again = await hold(server(), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slot!.slot_start,
+  });
+  t.is(again.status, 201, 'the window is free again');
 });

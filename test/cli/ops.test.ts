@@ -264,7 +264,7 @@ test.serial(
     );
     await assertRefused(
       t,
-      ['venue:create', '--name', 'V', '--address', 'A', '--city', 'C', '--hold-seconds', '5'],
+      ['venue:create', '--name', 'V', '--address', 'A', '--city', 'C', '--hold-seconds', '0'],
       /--hold-seconds/,
     );
     await assertRefused(t, ['venue:status', '--venue', venue.venue_id, '--status', 'closed'], /--status/);
@@ -278,6 +278,44 @@ test.serial(
     await assertRefused(t, ['grant', '--partner', partner.partner_id, '--venue', missing], /no venue/);
   },
 );
+
+test.serial('venue:create takes every flag over its whole range and refuses one step beyond', async (t) => {
+  const venue = (...extra: string[]) => [
+    'venue:create',
+    '--name',
+    'V',
+    '--address',
+    'A',
+    '--city',
+    'C',
+    ...extra,
+  ];
+  for (const [flag, lowest, highest] of [
+    ['--hold-seconds', 1, 86_400],
+    ['--min-lead-minutes', 0, 43_200],
+    ['--max-advance-days', 0, 730],
+  ] as const) {
+    for (const value of [lowest, highest]) {
+      const created = await ops(...venue(flag, String(value)));
+      t.is(created.code, 0, `${flag} ${value}: ${created.stderr}`);
+      const column = flag.slice(2).replaceAll('-', '_');
+      const row = await database().db('venues').where({ id: created.json.venue_id }).first(column);
+      t.is(row[column], value, `${flag} ${value} is stored`);
+    }
+    await assertRefused(
+      t,
+      venue(flag, String(highest + 1)),
+      new RegExp(`${flag} must be at most ${highest}`),
+    );
+    if (lowest > 0) {
+      await assertRefused(
+        t,
+        venue(flag, String(lowest - 1)),
+        new RegExp(`${flag} must be at least ${lowest}`),
+      );
+    }
+  }
+});
 
 test.serial('a convertible resource may only be made of plain resources of the same venue', async (t) => {
   const a = (await ops('venue:create', '--name', 'A', '--address', 'A', '--city', 'C')).json.venue_id;
