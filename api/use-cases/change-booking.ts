@@ -9,6 +9,7 @@ import type { PgBoss } from 'pg-boss';
 import { recordBookingEvent } from '../../db/events.ts';
 import { freeWindow } from '../../db/free-window.ts';
 import type { Knex } from '../../db/knex.ts';
+import { transaction } from '../../db/transaction.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
 import { InvalidHoldStateError } from '../errors.ts';
@@ -82,7 +83,7 @@ function changeOwnBooking(
   change: (trx: Knex.Transaction, booking: bookings.BookingRow) => Promise<RouteResult>,
 ): Promise<RouteResult> {
   const write = { partnerId, key: input.idempotency_key, operation, request: { bookingId } };
-  return db.transaction((trx) =>
+  return transaction(db, (trx) =>
     withIdempotency(trx, write, async () => change(trx, await lockOwnBooking(trx, partnerId, bookingId))),
   );
 }

@@ -1,16 +1,23 @@
 /**
  * POST /bookings/confirm in one transaction: idempotency (same key and request → the original
  * booking; another request → 409), then the hold, locked: ownership before venue authorisation,
- * expiry, state, and that its reservations are intact; then, when asked, one package credit (the
+ * expiry, state, that its reservations are intact, and that a member-priced hold is confirmed for
+ * its member; then, when asked, one package credit (the
  * caller's purchase for this customer and venue that expires first, locked); then the booking and
  * booking_created. A replay returns the stored answer, so it never takes a second credit.
  */
 import type { PgBoss } from 'pg-boss';
 import { publishEvents } from '../../db/events.ts';
 import type { Knex } from '../../db/knex.ts';
+import { transaction } from '../../db/transaction.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
-import { DoubleBookingAttemptError, HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
+import {
+  DoubleBookingAttemptError,
+  HoldExpiredError,
+  InvalidHoldStateError,
+  ValidationError,
+} from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
 import type { RouteResult } from '../route.ts';
 import type { ConfirmBody, ConfirmResponse } from '../routes/bookings.schemas.ts';
@@ -23,7 +30,7 @@ export async function confirmBooking(
   input: ConfirmBody,
 ): Promise<RouteResult> {
   const { idempotency_key: key, partner_id: _ignored, ...request } = input;
-  return db.transaction((trx) =>
+  return transaction(db, (trx) =>
     withIdempotency(trx, { partnerId, key, operation: 'confirm', request }, async () => {
       const hold = await lockOwnHold(trx, partnerId, input.hold_id);
       if (hold.expired) throw new HoldExpiredError();
@@ -31,6 +38,17 @@ export async function confirmBooking(
         throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be confirmed.`);
       }
       if (!hold.intact) throw new DoubleBookingAttemptError();
+      // A member's price is for that member: confirming it for another customer would sell the
+      // discount to anyone who knows one member's phone (CONTRACT.md, "Hardening answers").
+      if (hold.discount_percent > 0 && input.customer_phone !== hold.customer_phone) {
+        throw new ValidationError([
+          {
+            field: 'customer_phone',
+            message: "must be the customer whose membership priced the hold (the hold's customer_phone)",
+            in: 'body',
+          },
+        ]);
+      }
       // Without a usable purchase the confirm goes on as a paid one (CONTRACT.md).
       const purchaseId = input.use_package_credit
         ? await purchases.takeCredit(trx, {

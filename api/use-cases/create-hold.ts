@@ -3,18 +3,23 @@
  * booking rules, price, then the reservation itself. The reservation is decided by locking the
  * units' rows in a fixed order and letting the exclusion constraint have the last word; the
  * checks before it only pick the right error. The hold_created event and the expiry job are
- * written in the same transaction.
+ * written in the same transaction. A free window is never refused: a transaction that loses only
+ * to a transient conflict (a deadlock, or an exclusion violation whose rival is gone on a second
+ * look) runs again; 409 is only ever the answer to a live overlapping reservation.
  */
 import type { PgBoss } from 'pg-boss';
 import { publishEvents } from '../../db/events.ts';
 import { expireHoldIfDue } from '../../db/hold-expiry.ts';
 import { enqueue, JOBS } from '../../db/jobs.ts';
 import type { Knex } from '../../db/knex.ts';
-import { DEADLOCK_DETECTED, EXCLUSION_VIOLATION, isPgError } from '../../db/pg-errors.ts';
+import { EXCLUSION_VIOLATION, isPgError } from '../../db/pg-errors.ts';
 import * as holdContext from '../../db/queries/hold-context.ts';
 import * as holds from '../../db/queries/holds.ts';
 import * as reservations from '../../db/queries/reservations.ts';
+import * as resources from '../../db/queries/resources.ts';
+import { RaceLost, retryLostRaces } from '../../db/transaction.ts';
 import {
+  ServiceUnavailableError,
   SlotRejectedError,
   SlotTakenError,
   TransformationConflictError,
@@ -31,25 +36,30 @@ export async function createHold(
   partnerId: string,
   input: CreateHoldBody,
 ): Promise<RouteResult> {
-  const target = { resourceId: '', units: [] as string[] };
+  const write = {
+    partnerId,
+    key: input.idempotency_key,
+    operation: 'hold' as const,
+    request: input,
+    replayAnyRequest: true,
+  };
   try {
-    return await deps.db.transaction((trx) =>
-      withIdempotency(
-        trx,
-        { partnerId, key: input.idempotency_key, operation: 'hold', request: input, replayAnyRequest: true },
-        () => placeHold(trx, deps.boss, partnerId, input, target),
-      ),
-    );
+    return await retryLostRaces(async () => {
+      try {
+        return await deps.db.transaction((trx) =>
+          withIdempotency(trx, write, () => placeHold(trx, deps.boss, partnerId, input)),
+        );
+      } catch (err) {
+        // Under contention the overlap read can miss a reservation committed while this transaction
+        // waited for the unit locks (reservations.lockUnitsAndFindOverlaps); the exclusion constraint
+        // then refuses the insert. A second look tells a live rival (409) from one already gone.
+        if (!isPgError(err, EXCLUSION_VIOLATION, reservations.NO_OVERLAP_CONSTRAINT)) throw err;
+        throw (await liveConflict(deps.db, input)) ?? new RaceLost('the overlap is gone', { cause: err });
+      }
+    });
   } catch (err) {
-    // Under contention the overlap read can miss a reservation committed while this transaction
-    // waited for the unit locks (reservations.lockUnitsAndFindOverlaps); the exclusion constraint
-    // then refuses the insert, and the answer is the conflict it hit, never a 500.
-    if (
-      isPgError(err, EXCLUSION_VIOLATION, reservations.NO_OVERLAP_CONSTRAINT) ||
-      isPgError(err, DEADLOCK_DETECTED)
-    ) {
-      throw await conflictAfterViolation(deps.db, target.resourceId, target.units, input);
-    }
+    // Still losing races after every retry: the window is contended, not taken. Ask for a retry.
+    if (isPgError(err, EXCLUSION_VIOLATION)) throw new ServiceUnavailableError();
     throw err;
   }
 }
@@ -59,7 +69,6 @@ async function placeHold(
   boss: PgBoss,
   partnerId: string,
   input: CreateHoldBody,
-  target: { resourceId: string; units: string[] },
 ): Promise<RouteResult> {
   const start = input.slot_start;
   const end = new Date(start.getTime() + input.slot_duration_minutes * 60_000);
@@ -80,7 +89,6 @@ async function placeHold(
   const fullPrice = context.slots.reduce((sum, slot) => sum + slot.price_rupees, 0);
   const price = Math.round((fullPrice * (100 - context.discountPercent)) / 100);
 
-  Object.assign(target, { resourceId: resource.id, units: resource.units });
   const overlaps = await reservations.lockUnitsAndFindOverlaps(trx, resource.units, start, end);
   // A hold past its expiry blocks nobody: expire it here, whether or not its job has run yet.
   for (const overdue of overlaps.filter((o) => o.overdue)) await expireHoldIfDue(trx, boss, overdue.hold_id);
@@ -98,6 +106,7 @@ async function placeHold(
       holdSeconds: venue.hold_seconds,
       priceRupees: price,
       customerPhone: input.customer_phone ?? null,
+      discountPercent: context.discountPercent,
     },
     resource.units,
   );
@@ -137,9 +146,11 @@ function conflictError(conflictingResources: string[], resourceId: string) {
   return conflictingResources.includes(resourceId) ? new SlotTakenError() : new TransformationConflictError();
 }
 
-async function conflictAfterViolation(db: Knex, resourceId: string, units: string[], input: CreateHoldBody) {
+/** After an exclusion violation: the 409 for the live reservation it hit, or undefined if none is left. */
+async function liveConflict(db: Knex, input: CreateHoldBody) {
   const end = new Date(input.slot_start.getTime() + input.slot_duration_minutes * 60_000);
-  const overlaps = units.length ? await reservations.overlapping(db, units, input.slot_start, end) : [];
+  const units = await resources.unitsOf(db, input.resource_id);
+  const overlaps = await reservations.overlapping(db, units, input.slot_start, end);
   const live = overlaps.filter((o) => !o.overdue).map((o) => o.resource_id);
-  return live.length ? conflictError(live, resourceId) : new SlotTakenError();
+  return live.length ? conflictError(live, input.resource_id) : undefined;
 }

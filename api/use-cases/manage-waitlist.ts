@@ -7,6 +7,7 @@
 import type { PgBoss } from 'pg-boss';
 import { enqueue, JOBS } from '../../db/jobs.ts';
 import type { Knex } from '../../db/knex.ts';
+import { transaction } from '../../db/transaction.ts';
 import * as waitlist from '../../db/queries/waitlist-entries.ts';
 import { ValidationError, VenueNotAuthorizedError, WaitlistEntryNotFoundError } from '../errors.ts';
 import type { JoinWaitlistBody } from '../routes/waitlist.schemas.ts';
@@ -23,7 +24,7 @@ export async function joinWaitlist(
     throw invalid('resource_id', 'is not a resource of this venue (copy it from discovery)');
   }
   if (!target.date_not_past) throw invalid('slot_date', 'is in the past at the venue');
-  return db.transaction(async (trx) => {
+  return transaction(db, async (trx) => {
     const entry = await waitlist.join(trx, {
       partnerId,
       venueId: input.venue_id,
@@ -50,7 +51,7 @@ export function listWaitlist(
 
 /** Cancels the caller's entry (kept, status cancelled); repeating it changes nothing. */
 export function cancelWaitlistEntry(db: Knex, partnerId: string, entryId: string): Promise<void> {
-  return db.transaction(async (trx) => {
+  return transaction(db, async (trx) => {
     const entry = await waitlist.lockOwn(trx, partnerId, entryId);
     if (!entry) throw new WaitlistEntryNotFoundError();
     if (!entry.venue_authorized) throw new VenueNotAuthorizedError();

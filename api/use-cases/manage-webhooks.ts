@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../db/config.ts';
 import type { Knex } from '../../db/knex.ts';
+import { transaction } from '../../db/transaction.ts';
 import * as subscriptions from '../../db/queries/webhook-subscriptions.ts';
 import { refuseTarget } from '../../db/webhook-targets.ts';
 import { SubscriptionLimitReachedError, SubscriptionNotFoundError, ValidationError } from '../errors.ts';
@@ -31,7 +32,7 @@ export async function subscribe(
   }
   const refused = await refuseTarget(input.endpoint_url, config.webhookAllowPrivateTargets);
   if (refused) throw new ValidationError([{ field: 'endpoint_url', message: refused, in: 'body' }]);
-  return db.transaction(async (trx) => {
+  return transaction(db, async (trx) => {
     if ((await subscriptions.lockAndCount(trx, partnerId)) >= MAX_SUBSCRIPTIONS) {
       throw new SubscriptionLimitReachedError(MAX_SUBSCRIPTIONS);
     }

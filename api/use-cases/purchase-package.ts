@@ -4,6 +4,7 @@
  * 409), the package (404), its venue granted to the caller (403), then the purchase.
  */
 import type { Knex } from '../../db/knex.ts';
+import { transaction } from '../../db/transaction.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
 import * as packages from '../../db/queries/packages.ts';
 import { PackageNotFoundError, VenueNotAuthorizedError } from '../errors.ts';
@@ -26,7 +27,7 @@ export function purchasePackage(
     operation: 'package_purchase' as const,
     request: { packageId, ...fields },
   };
-  return db.transaction((trx) =>
+  return transaction(db, (trx) =>
     withIdempotency(trx, write, async () => {
       const pkg = await packages.findForPartner(trx, packageId, partnerId);
       if (!pkg) throw new PackageNotFoundError();

@@ -3,6 +3,7 @@ import type { PgBoss } from 'pg-boss';
 import { recordHoldEvent } from '../../db/events.ts';
 import { freeWindow } from '../../db/free-window.ts';
 import type { Knex } from '../../db/knex.ts';
+import { transaction } from '../../db/transaction.ts';
 import * as holds from '../../db/queries/holds.ts';
 import { HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
@@ -23,7 +24,7 @@ export async function releaseHold(
     operation: 'hold_release' as const,
     request: { holdId },
   };
-  return db.transaction((trx) =>
+  return transaction(db, (trx) =>
     withIdempotency(trx, write, async () => {
       const hold = await lockOwnHold(trx, partnerId, holdId);
       if (hold.expired) throw new HoldExpiredError();

@@ -17,6 +17,8 @@ export interface HoldRow {
   hold_expiry_at: Date;
   price_rupees: number;
   customer_phone: string | null;
+  /** The membership discount the price includes; 0 when none. */
+  discount_percent: number;
   created_at: Date;
   updated_at: Date;
   cancelled_at: Date | null;
@@ -34,6 +36,7 @@ export interface NewHold {
   holdSeconds: number;
   priceRupees: number;
   customerPhone: string | null;
+  discountPercent: number;
 }
 
 /**
@@ -49,8 +52,8 @@ export async function insertWithReservations(
   const { rows } = await trx.raw<{ rows: (HoldRow & { event_id: string })[] }>(
     `with h as (
        insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
-                          price_rupees, customer_phone)
-       values (?, ?, ?, slot_id(?, ?), ?, ?, now() + make_interval(secs => ?), ?, ?)
+                          price_rupees, customer_phone, discount_percent)
+       values (?, ?, ?, slot_id(?, ?), ?, ?, now() + make_interval(secs => ?), ?, ?, ?)
        returning *
      ), r as (
        insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
@@ -71,6 +74,7 @@ export async function insertWithReservations(
       hold.holdSeconds,
       hold.priceRupees,
       hold.customerPhone,
+      hold.discountPercent,
       unitIds,
       'hold_created',
     ],

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
+import { insertMembership } from '../../db/queries/booking-rules.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import {
   confirm,
@@ -169,5 +170,64 @@ test('validation: customer fields, payment reference and key are checked', async
       res.body.details.some((d: { field: string }) => d.field === field),
       `${field}: ${res.text}`,
     );
+  }
+});
+
+test("a member's price is confirmed only for that member; other holds for any customer", async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  await insertMembership(db, {
+    venueId: w.venueId,
+    customerPhone: '+919812345678',
+    discountPercent: 20,
+    expiresAt: null,
+  });
+  const slots = await gridSlots(db, w.venueId, w.court);
+  const holdFor = async (index: number, phone?: string) => {
+    const res = await hold(server(), w.apiKey, {
+      venue_id: w.venueId,
+      resource_id: w.court,
+      slot_start: slots[index]!.slot_start,
+      ...(phone ? { customer_phone: phone } : {}),
+    });
+    t.is(res.status, 201, res.text);
+    return res.body as { hold_id: string; price_rupees: number };
+  };
+
+  const member = await holdFor(0, '9812345678');
+  t.is(member.price_rupees, 400, 'the member pays 20% less');
+  const key = randomUUID();
+  const other = await confirm(server(), w.apiKey, {
+    hold_id: member.hold_id,
+    customer_phone: '9899999999',
+    idempotency_key: key,
+  });
+  t.is(other.status, 400, other.text);
+  assertDocumented(t, 'POST /bookings/confirm', other);
+  t.is(other.body.error, 'VALIDATION_ERROR');
+  t.deepEqual(
+    other.body.details.map((d: { field: string; in: string }) => [d.field, d.in]),
+    [['customer_phone', 'body']],
+  );
+  t.is((await db('holds').where({ id: member.hold_id }).first()).status, 'ACTIVE', 'nothing changed');
+  t.falsy(await db('idempotency_keys').where({ key }).first(), 'the key is not spent');
+
+  // The same member, written another way, confirms at the member's price.
+  const same = await confirm(server(), w.apiKey, {
+    hold_id: member.hold_id,
+    customer_phone: '+919812345678',
+  });
+  t.is(same.status, 201, same.text);
+  t.is(same.body.price_rupees, 400);
+
+  // Without a discount in the price, the hold's phone (or none) does not bind the confirm.
+  for (const [index, phone] of [
+    [1, undefined],
+    [2, '9700000000'],
+  ] as const) {
+    const plain = await holdFor(index, phone);
+    t.is(plain.price_rupees, 500);
+    const res = await confirm(server(), w.apiKey, { hold_id: plain.hold_id, customer_phone: '9899999999' });
+    t.is(res.status, 201, res.text);
   }
 });

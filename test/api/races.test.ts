@@ -13,6 +13,7 @@ import { makePackage, makePartner } from '../helpers/factories.ts';
 import { purchase } from '../helpers/packages.ts';
 import { join } from '../helpers/waitlist.ts';
 import { startApp, type TestServer } from '../helpers/http.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const database = useTestDatabase(test);
 const servers: TestServer[] = [];
@@ -323,4 +324,38 @@ test('20 parallel joins for one customer, resource and date: one entry, every an
   t.is(new Set(results.map((r) => r.body.entry.id as string)).size, 1);
   t.deepEqual(new Set(results.map((r) => r.body.entry.status as string)), new Set(['waiting']));
   t.is(Number((await db('waitlist_entries').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 1);
+});
+
+test('a hold that loses a deadlock on a free window is retried by the service: 201, never 409', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const [slot] = await gridSlots(db, w.venueId, w.full);
+  // The full pitch locks its two halves' rows in id order; a rival that holds the second and then
+  // asks for the first closes a cycle. The rival waits 10 s before looking for deadlocks, so the
+  // hold (1 s, the server default) is the side PostgreSQL aborts — with nothing overlapping it.
+  const [first, second] = [w.halfA, w.halfB].sort() as [string, string];
+  const rival = await db.transaction();
+  try {
+    await rival.raw("set local deadlock_timeout = '10s'");
+    await rival.raw('select id from resources where id = ? for update', [second]);
+    const placing = hold(web(0), w.apiKey, {
+      venue_id: w.venueId,
+      resource_id: w.full,
+      slot_start: slot!.slot_start,
+    });
+    await waitFor(async () => {
+      const { rows } = await db.raw<{ rows: unknown[] }>(
+        `select 1 from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+      );
+      return rows.length > 0;
+    });
+    await rival.raw('select id from resources where id = ? for update', [first]);
+    await rival.commit();
+    const res = await placing;
+    t.is(res.status, 201, res.text);
+  } finally {
+    if (!rival.isCompleted()) await rival.rollback();
+  }
+  t.is((await db('holds').where({ resource_id: w.full })).length, 1);
 });
