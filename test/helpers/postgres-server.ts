@@ -18,6 +18,6 @@ export async function postgresServer(
   log: Logger,
 ): Promise<PostgresServer> {
   if (databaseUrl) return { adminUrl: databaseUrl, embedded: false, stop: () => Promise.resolve() };
-  const server = await startEmbeddedPostgres(dataName, log);
+  const server = await startEmbeddedPostgres(dataName, { log });
   return { adminUrl: server.adminUrl, embedded: true, stop: () => server.stop() };
 }

@@ -1,0 +1,107 @@
+/**
+ * `npm start` as root in a checkout other users cannot enter. Most people who clone as root clone
+ * into /root (mode 0700), and there the embedded PostgreSQL, which runs as the `postgres` user,
+ * died with `spawn …/initdb EACCES`. The test reproduces that place with a `mktemp -d` folder
+ * holding a hard-linked copy of this checkout (without .git and .data), then starts, checks and
+ * stops `node start.ts` there twice. As any other user the problem cannot occur: skipped.
+ */
+import test from 'ava';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { lstat, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { relocatedDataRoot } from '../db/embedded-root.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const asRoot = process.getuid?.() === 0;
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  /** The first JSON log line with this `msg`, once it appears. */
+  logLine: (msg: string) => Promise<Record<string, unknown>>;
+}
+
+/** `node start.ts` in `cwd` on the embedded PostgreSQL (no DATABASE_URL). */
+function startIn(cwd: string): Started {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'info' };
+  delete env.DATABASE_URL;
+  const child = spawn(process.execPath, ['start.ts'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const logged = (msg: string) =>
+    output
+      .split('\n')
+      .filter((text) => text.startsWith('{'))
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find((line) => line.msg === msg);
+  return {
+    child,
+    output: () => output,
+    logLine: (msg) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const line = logged(msg);
+          if (!line) return;
+          child.stdout.off('data', check);
+          resolve(line);
+        };
+        child.stdout.on('data', check);
+        child.once('exit', () => reject(new Error(`exited before logging "${msg}":\n${output}`)));
+        check();
+      }),
+  };
+}
+
+async function stop(started: Started): Promise<number | null> {
+  if (started.child.exitCode !== null || started.child.signalCode !== null) return started.child.exitCode;
+  const exited = once(started.child, 'exit');
+  started.child.kill('SIGTERM');
+  const [code] = (await exited) as [number | null];
+  return code;
+}
+
+/** A hard-linked copy of the working tree (no .git, no .data) in `into`: fast, and read only. */
+async function copyCheckout(into: string): Promise<void> {
+  const entries = (await readdir(root)).filter((name) => name !== '.git' && name !== '.data');
+  await promisify(execFile)('cp', ['-al', ...entries.map((name) => path.join(root, name)), into]);
+}
+
+(asRoot ? test : test.skip)(
+  'as root, npm start serves from a checkout the postgres user cannot enter, and keeps its data',
+  async (t) => {
+    const checkout = await mkdtemp(path.join(os.tmpdir(), 'booking-root-')); // mode 0700, as /root
+    const started: Started[] = [];
+    try {
+      await copyCheckout(checkout);
+
+      const first = startIn(checkout);
+      started.push(first);
+      const { port } = await first.logLine('web listening');
+      const res = await fetch(`http://127.0.0.1:${port as number}/health`);
+      t.is(res.status, 200, first.output());
+      t.is(((await res.json()) as { status: string }).status, 'ok');
+      t.true(
+        (await lstat(path.join(checkout, '.data', 'pg'))).isSymbolicLink(),
+        'the data is linked from .data/',
+      );
+      t.true(first.output().includes('"msg":"demo data seeded"'), first.output());
+      t.is(await stop(first), 0, first.output());
+
+      const second = startIn(checkout);
+      started.push(second);
+      await second.logLine('web listening');
+      t.is(await stop(second), 0, second.output());
+      t.notRegex(second.output(), /demo data seeded/i, 'the second start reuses the data');
+    } finally {
+      for (const run of started) await stop(run);
+      const data = await realpath(path.join(checkout, '.data')).catch(() => undefined);
+      if (data) await rm(relocatedDataRoot(data), { recursive: true, force: true });
+      await rm(checkout, { recursive: true, force: true });
+    }
+  },
+);
