@@ -24,13 +24,16 @@ import { API_PREFIX } from './openapi.ts';
 import type { Route } from './route.ts';
 import { routes as allRoutes } from './routes/index.ts';
 
-/** The Koa app, plus a way to wait until no handler is running (for a graceful stop). */
-export type App = Koa<AppState> & { idle: () => Promise<void> };
+/**
+ * The Koa app, plus what a graceful stop needs: `drain()` makes every response from then on close
+ * its connection, and `idle()` waits until no handler is running.
+ */
+export type App = Koa<AppState> & { idle: () => Promise<void>; drain: () => void };
 
 /** Builds the app on the given dependencies; tests build one per database (or two, to race). */
 export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): App {
   const tracker = inFlight();
-  const app = Object.assign(new Koa<AppState>(), { idle: tracker.idle });
+  const app = Object.assign(new Koa<AppState>(), { idle: tracker.idle, drain: tracker.drain });
   // Errors are rendered by `errors()`; what still reaches Koa is a socket failing mid-response.
   app.on('error', (err: Error) => deps.log.warn({ err: err.message }, 'response stream error'));
 

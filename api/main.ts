@@ -8,7 +8,7 @@ import { createDb } from '../db/knex.ts';
 import { createLogger, type Logger } from '../db/log.ts';
 import { onShutdownSignal } from '../db/shutdown.ts';
 import { buildApp } from './app.ts';
-import { listen } from './server.ts';
+import { closeGracefully, listen } from './server.ts';
 
 /** How long in-flight requests get to finish after SIGTERM before their sockets are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -38,15 +38,7 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger)
   return {
     port,
     async stop() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const cutOff = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
-      await closed;
-      // A socket can close before its handler finishes (a client hanging up); wait for those too,
-      // but not forever: after the drain timeout the pool is closed under them.
-      const gaveUp = new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS).unref());
-      await Promise.race([app.idle(), gaveUp]);
-      clearTimeout(cutOff);
+      await closeGracefully(server, app, DRAIN_TIMEOUT_MS);
       await boss.stop({ graceful: false });
       await db.destroy();
       log.info('web stopped');

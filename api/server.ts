@@ -1,14 +1,18 @@
 /**
- * The HTTP server around the Koa app, for `npm run web`, `npm start` and the tests alike. Node's
- * parser refuses some requests before any middleware sees them (a U+0000 or other control character
- * in a header, a malformed request line, headers over 16 KiB) and would answer with a bare
- * `400 Bad Request`; here they get the spec's error body like every other refusal, so a client
+ * The HTTP server around the Koa app, for `npm run web`, `npm start` and the tests alike: how it
+ * listens, how it refuses what it cannot read, and how it stops.
+ *
+ * Node's parser refuses some requests before any middleware sees them (a U+0000 or other control
+ * character in a header, a malformed request line, headers over 16 KiB) and would answer with a
+ * bare `400 Bad Request`; here they get the spec's error body like every other refusal, so a client
  * never has to parse two kinds of error.
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { App } from './app.ts';
 
 /** A client must send a whole request within this (slow-loris protection), headers within the next. */
@@ -23,6 +27,38 @@ export async function listen(app: App, port: number, host: string): Promise<Serv
   server.listen(port, host);
   await once(server, 'listening');
   return server;
+}
+
+/** How long connections accepted just before a stop get to deliver their request. */
+const ACCEPTED_GRACE_MS = 1_000;
+
+/**
+ * Stops `server` gracefully: no new connection is accepted; a connection accepted just before
+ * still gets its request answered (http.Server.close() would close it at once as "idle", cutting
+ * off a request already on its way); every request in flight is answered, its connection then
+ * closed; idle keep-alive connections are closed after a grace period; after `drainTimeoutMs`
+ * whatever is left is cut. Resolves when no handler runs any more (or the timeout passed).
+ */
+export async function closeGracefully(server: Server, app: App, drainTimeoutMs: number): Promise<void> {
+  app.drain();
+  const closed = once(server, 'close');
+  // net.Server's close: stop listening, but leave the accepted connections to finish.
+  NetServer.prototype.close.call(server);
+  const cutOff = setTimeout(() => server.closeAllConnections(), drainTimeoutMs);
+  for (let waited = 0; waited < ACCEPTED_GRACE_MS && (await connections(server)) > 0; waited += 50) {
+    await sleep(50);
+  }
+  server.closeIdleConnections();
+  await closed;
+  // A socket can close before its handler finishes (a client hanging up); wait for those too, but
+  // not forever: after the drain timeout the caller closes the pool under them.
+  const gaveUp = sleep(drainTimeoutMs, undefined, { ref: false });
+  await Promise.race([app.idle(), gaveUp]);
+  clearTimeout(cutOff);
+}
+
+function connections(server: Server): Promise<number> {
+  return new Promise((resolve) => server.getConnections((err, count) => resolve(err ? 0 : count)));
 }
 
 /** Answers a request Node could not parse with the spec's error body, then closes the connection. */
