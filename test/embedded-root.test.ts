@@ -6,64 +6,18 @@
  * stops `node start.ts` there twice. As any other user the problem cannot occur: skipped.
  */
 import test from 'ava';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { lstat, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { relocatedDataRoot } from '../db/embedded-root.ts';
+import { ROOT as root, startProcess, type Started } from './helpers/processes.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const asRoot = process.getuid?.() === 0;
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  /** The first JSON log line with this `msg`, once it appears. */
-  logLine: (msg: string) => Promise<Record<string, unknown>>;
-}
-
 /** `node start.ts` in `cwd` on the embedded PostgreSQL (no DATABASE_URL). */
-function startIn(cwd: string): Started {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'info' };
-  delete env.DATABASE_URL;
-  const child = spawn(process.execPath, ['start.ts'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const logged = (msg: string) =>
-    output
-      .split('\n')
-      .filter((text) => text.startsWith('{'))
-      .map((text) => JSON.parse(text) as Record<string, unknown>)
-      .find((line) => line.msg === msg);
-  return {
-    child,
-    output: () => output,
-    logLine: (msg) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const line = logged(msg);
-          if (!line) return;
-          child.stdout.off('data', check);
-          resolve(line);
-        };
-        child.stdout.on('data', check);
-        child.once('exit', () => reject(new Error(`exited before logging "${msg}":\n${output}`)));
-        check();
-      }),
-  };
-}
-
-async function stop(started: Started): Promise<number | null> {
-  if (started.child.exitCode !== null || started.child.signalCode !== null) return started.child.exitCode;
-  const exited = once(started.child, 'exit');
-  started.child.kill('SIGTERM');
-  const [code] = (await exited) as [number | null];
-  return code;
-}
+const startIn = (cwd: string): Started => startProcess('start.ts', { DATABASE_URL: undefined }, cwd);
 
 /** A hard-linked copy of the working tree (no .git, no .data) in `into`: fast, and read only. */
 async function copyCheckout(into: string): Promise<void> {
@@ -90,15 +44,15 @@ async function copyCheckout(into: string): Promise<void> {
         'the data is linked from .data/',
       );
       t.true(first.output().includes('"msg":"demo data seeded"'), first.output());
-      t.is(await stop(first), 0, first.output());
+      t.is(await first.stop(), 0, first.output());
 
       const second = startIn(checkout);
       started.push(second);
       await second.logLine('web listening');
-      t.is(await stop(second), 0, second.output());
+      t.is(await second.stop(), 0, second.output());
       t.notRegex(second.output(), /demo data seeded/i, 'the second start reuses the data');
     } finally {
-      for (const run of started) await stop(run);
+      for (const run of started) await run.stop();
       const data = await realpath(path.join(checkout, '.data')).catch(() => undefined);
       if (data) await rm(relocatedDataRoot(data), { recursive: true, force: true });
       await rm(checkout, { recursive: true, force: true });

@@ -4,66 +4,21 @@
  * with one line naming the variable, and `migrate` is repeatable.
  */
 import test from 'ava';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { dropDatabase, ensureDatabase, withDatabase } from '../db/database-url.ts';
 import { useTestDatabase } from './helpers/database.ts';
 import { makePartner } from './helpers/factories.ts';
+import { ROOT as root, startProcess, type Started } from './helpers/processes.ts';
 
 const database = useTestDatabase(test);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  /** The first log line with this `msg`, once it appears. */
-  logLine: (msg: string) => Promise<Record<string, unknown>>;
-}
+/** `script` on this file's database. */
+const start = (script: string, env: Record<string, string> = {}): Started =>
+  startProcess(script, { DATABASE_URL: database().url, ...env });
 
-function start(script: string, env: Record<string, string> = {}): Started {
-  const child = spawn(process.execPath, [script], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: database().url, LOG_LEVEL: 'info', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const waiting: { msg: string; resolve: (line: Record<string, unknown>) => void }[] = [];
-  const scan = () => {
-    for (const text of output.split('\n')) {
-      if (!text.startsWith('{')) continue;
-      const line = JSON.parse(text) as Record<string, unknown>;
-      for (const w of waiting.filter((w) => w.msg === line.msg)) {
-        waiting.splice(waiting.indexOf(w), 1);
-        w.resolve(line);
-      }
-    }
-  };
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-    scan();
-  });
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return {
-    child,
-    output: () => output,
-    logLine: (msg) =>
-      new Promise((resolve, reject) => {
-        waiting.push({ msg, resolve });
-        scan();
-        child.once('exit', () => reject(new Error(`exited before logging "${msg}":\n${output}`)));
-      }),
-  };
-}
-
-async function stop(process: Started): Promise<number | null> {
-  const exited = once(process.child, 'exit');
-  process.child.kill('SIGTERM');
-  const [code] = (await exited) as [number | null];
-  return code;
-}
+const stop = (process: Started) => process.stop();
 
 test('two web processes enforce one shared budget per key, and stop with exit 0 on SIGTERM', async (t) => {
   const { apiKey } = await makePartner(database().db, { rateLimit: 10 });

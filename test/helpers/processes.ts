@@ -1,0 +1,71 @@
+/**
+ * The service's processes run as operators run them (`node api/main.ts`, `node workers/main.ts`,
+ * `node start.ts`), for tests of what only a real process shows: signals, exit codes, log lines,
+ * two processes sharing one database.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout's root, where the scripts are. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A started process and what it has said. */
+export interface Started {
+  child: ChildProcess;
+  /** Everything it wrote, stdout and stderr. */
+  output: () => string;
+  /** The first JSON log line with this `msg`, once it appears (rejects if the process exits first). */
+  logLine: (msg: string) => Promise<Record<string, unknown>>;
+  /** SIGTERM, then its exit code. */
+  stop: () => Promise<number | null>;
+}
+
+/**
+ * Starts `script` with Node (the same runtime as the tests) in `cwd`, with `env` over the tests'
+ * environment (LOG_LEVEL info, PORT 0 unless given; a variable set to undefined is removed).
+ */
+export function startProcess(
+  script: string,
+  env: Record<string, string | undefined> = {},
+  cwd = ROOT,
+): Started {
+  const merged: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', PORT: '0', ...env };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete merged[name];
+  const child = spawn(process.execPath, [script], { cwd, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const waiting: { msg: string; resolve: (line: Record<string, unknown>) => void }[] = [];
+  const scan = () => {
+    for (const text of output.split('\n')) {
+      if (!text.startsWith('{')) continue;
+      const line = JSON.parse(text) as Record<string, unknown>;
+      for (const w of waiting.filter((w) => w.msg === line.msg)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  };
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    scan();
+  });
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit') as Promise<[number | null]>;
+  return {
+    child,
+    output: () => output,
+    logLine: (msg) =>
+      new Promise((resolve, reject) => {
+        waiting.push({ msg, resolve });
+        scan();
+        void exited.then(() => reject(new Error(`exited before logging "${msg}":\n${output}`)));
+      }),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const [code] = await exited;
+      return code;
+    },
+  };
+}
