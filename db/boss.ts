@@ -17,7 +17,9 @@ export const QUEUES: readonly QueueDefinition[] = [
   // Expiry is idempotent, so retries are safe; a job that cannot expire its hold yet is retried.
   { name: JOBS.holdExpire, retryLimit: 20, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 },
   // Fan-out and delivery are idempotent too. A job retry covers a crash or a database outage; a
-  // failed HTTP attempt is not a job failure (its next try is a new job, on our own schedule).
+  // failed HTTP attempt is not a job failure (its next try is a new job, on our own schedule). A
+  // delivery job does fail on purpose when its attempt is in flight elsewhere: the backoff spaces
+  // its retries until that attempt finishes or its lease passes (workers/webhook-deliver.ts).
   // notify: a new job wakes a waiting worker through LISTEN/NOTIFY within milliseconds.
   {
     name: JOBS.webhookFanout,

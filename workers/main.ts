@@ -3,8 +3,10 @@
  * `workers/registry.ts`. On SIGTERM it stops fetching, lets active jobs finish (pg-boss's graceful
  * stop), then closes its pool, so no job is lost or left half-done; anything cut off is retried.
  */
-import type { Job } from 'pg-boss';
+import type { LookupFunction } from 'node:net';
+import type { Job, JobResult } from 'pg-boss';
 import { createBoss } from '../db/boss.ts';
+import { RetryLaterError } from '../db/jobs.ts';
 import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/config.ts';
 import { createDb } from '../db/knex.ts';
 import { createLogger, type Logger } from '../db/log.ts';
@@ -19,16 +21,25 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
+/** Options of {@link startWorkers}; tests use them, the worker entry point does not. */
+export interface WorkerOptions {
+  /** The jobs to run (default: every job in the registry). */
+  modules?: readonly JobModule[];
+  /** The resolver webhook attempts dial through (default: node:dns lookup). */
+  lookup?: LookupFunction;
+}
+
 /** Starts pg-boss and one worker per registered job. */
 export async function startWorkers(
   config: Config,
   databaseUrl: string,
   log: Logger,
-  modules: readonly JobModule[] = jobs,
+  { modules = jobs, lookup }: WorkerOptions = {},
 ): Promise<Workers> {
   const db = createDb(databaseUrl, { poolMax: 10, applicationName: 'booking-worker', log });
   const boss = createBoss(databaseUrl, 'worker', log);
   await boss.start();
+  const deps: JobDeps = lookup ? { db, boss, config, log, lookup } : { db, boss, config, log };
   for (const module of modules) {
     await boss.work(
       module.name,
@@ -41,8 +52,10 @@ export async function startWorkers(
         // A full batch means more work is waiting: fetch again at once (DESIGN.md: thousands/s).
         burstWhenBatchFull: module.batchSize > 1,
         localConcurrency: module.localConcurrency ?? 1,
+        // Each job of a batch completes or fails on its own (see runBatch).
+        perJobResults: true,
       },
-      (batch: Job<unknown>[]) => runBatch(module, batch, { db, boss, config, log }),
+      (batch: Job<unknown>[]) => runBatch(module, batch, deps),
     );
   }
   log.info({ jobs: modules.map((m) => m.name) }, 'workers started');
@@ -56,26 +69,33 @@ export async function startWorkers(
 }
 
 /**
- * Runs a batch, one job at a time or side by side (`concurrentBatch`). pg-boss settles a batch as
- * a whole, so when any job failed the batch is failed after every job had its turn, and pg-boss
- * retries them all; that is safe because handlers are idempotent (a retried job whose work is done
- * returns at once).
+ * Runs a batch, one job at a time or side by side (`concurrentBatch`), and settles each job by its
+ * own result. pg-boss settles a batch as a whole unless told otherwise: one failing job then failed
+ * the whole batch and pg-boss retried every job of it, so a delivery whose attempt had just failed
+ * and been rescheduled for minutes later ran its next attempt at once, and the retried jobs of
+ * attempts still in flight raced them. With `perJobResults` only the failed job is retried.
  */
-async function runBatch(module: JobModule, batch: Job<unknown>[], deps: JobDeps): Promise<void> {
-  const failures: unknown[] = [];
-  const run = async (job: Job<unknown>) => {
+async function runBatch(module: JobModule, batch: Job<unknown>[], deps: JobDeps): Promise<JobResult[]> {
+  const run = async (job: Job<unknown>): Promise<JobResult> => {
     const log = deps.log.child({ job: module.name, job_id: job.id });
     try {
       await module.handle(module.payload.parse(job.data), { ...deps, log }, job);
+      return { id: job.id, status: 'completed' };
     } catch (err) {
-      log.warn({ err }, 'job failed; pg-boss will retry it');
-      failures.push(err);
+      if (err instanceof RetryLaterError)
+        log.info({ reason: err.message }, 'job not ready; pg-boss will retry it');
+      else log.warn({ err }, 'job failed; pg-boss will retry it');
+      return {
+        id: job.id,
+        status: 'failed',
+        output: { message: err instanceof Error ? err.message : String(err) },
+      };
     }
   };
-  if (module.concurrentBatch) await Promise.all(batch.map(run));
-  else for (const job of batch) await run(job);
-  if (failures.length)
-    throw new AggregateError(failures, `${failures.length} of ${batch.length} jobs failed`);
+  if (module.concurrentBatch) return Promise.all(batch.map(run));
+  const results: JobResult[] = [];
+  for (const job of batch) results.push(await run(job));
+  return results;
 }
 
 if (import.meta.main) {

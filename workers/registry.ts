@@ -2,6 +2,7 @@
  * The one list of job modules. A job module names its queue (declared in `db/boss.ts`), parses its
  * payload first, and is idempotent, because pg-boss delivers at least once.
  */
+import type { LookupFunction } from 'node:net';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Config } from '../db/config.ts';
 import type { z } from 'zod';
@@ -20,6 +21,11 @@ export interface JobDeps {
   boss: PgBoss;
   config: Config;
   log: Logger;
+  /**
+   * The resolver webhook attempts dial through (dns.lookup-compatible; node:dns when absent). Tests
+   * inject one to control what a name answers, and when.
+   */
+  lookup?: LookupFunction;
 }
 
 /** One kind of job. */

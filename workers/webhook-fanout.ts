@@ -1,8 +1,8 @@
 /**
  * webhook.fanout: turns one recorded event into one delivery per active subscription that lists
  * its type, of every partner granted the event's venue at this moment (so partners hear about
- * other partners' changes too), and enqueues each delivery's first attempt in the same
- * transaction. Running twice creates nothing twice.
+ * other partners' changes too), and enqueues each delivery's first attempt, named and due now, in
+ * the same transaction. Running twice creates nothing twice.
  */
 import { deliveryJobOptions, enqueue, JOBS, PAYLOADS } from '../db/jobs.ts';
 import * as deliveries from '../db/queries/webhook-deliveries.ts';
@@ -18,8 +18,8 @@ export const webhookFanout: JobModule<{ event_id: string }> = {
   async handle({ event_id }, { db, boss, config, log }) {
     const created = await db.transaction(async (trx) => {
       const created = await deliveries.fanOut(trx, event_id);
-      for (const id of created) {
-        await enqueue(boss, trx, JOBS.webhookDeliver, { delivery_id: id }, deliveryJobOptions(config));
+      for (const attempt of created) {
+        await enqueue(boss, trx, JOBS.webhookDeliver, attempt, deliveryJobOptions(config));
       }
       return created.length;
     });

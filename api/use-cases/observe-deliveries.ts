@@ -20,7 +20,9 @@ export async function observeDeliveries(db: Knex, partnerId: string) {
 
 /**
  * Puts a dead-lettered delivery (named by any of its attempts' ids) back in line: same event and
- * event_id, attempts counted afresh, the first one enqueued in the same transaction.
+ * event_id, attempts counted afresh, the first one named anew and enqueued in the same transaction.
+ * The new job carries that name, so no job left from the earlier round can run an attempt of this
+ * one.
  */
 export async function redeliver(
   deps: { db: Knex; boss: PgBoss; config: Config },
@@ -40,7 +42,7 @@ export async function redeliver(
       deps.boss,
       trx,
       JOBS.webhookDeliver,
-      { delivery_id: delivery.id },
+      { delivery_id: delivery.id, attempt_id: requeued.next_attempt_id! },
       deliveryJobOptions(deps.config),
     );
     return requeued;

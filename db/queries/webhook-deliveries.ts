@@ -13,6 +13,8 @@ export interface DeliveryRow {
   status: DeliveryStatus;
   attempts: number;
   last_attempt_id: string | null;
+  /** The attempt scheduled next, named before it runs; null while one is in flight or none is due. */
+  next_attempt_id: string | null;
   last_status_code: number | null;
   last_error: string | null;
   next_attempt_at: Date | null;
@@ -21,43 +23,54 @@ export interface DeliveryRow {
   delivered_at: Date | null;
 }
 
+/** An attempt that is scheduled and the delivery it belongs to: a `webhook.deliver` job's payload. */
+export interface ScheduledAttempt {
+  delivery_id: string;
+  attempt_id: string;
+}
+
 /**
  * Creates one delivery per active subscription that lists the event's type, of every partner
- * currently granted the event's venue. A repeat (the fan-out job run twice) creates nothing.
- * Returns the ids of the deliveries this call created.
+ * currently granted the event's venue, each with its first attempt named and due now. A repeat (the
+ * fan-out job run twice) creates nothing. Returns the deliveries this call created.
  */
-export async function fanOut(trx: Knex, eventId: string): Promise<string[]> {
-  const { rows } = await trx.raw<{ rows: { id: string }[] }>(
-    `insert into webhook_deliveries (event_id, subscription_id, partner_id)
-     select e.id, s.id, s.partner_id
+export async function fanOut(trx: Knex, eventId: string): Promise<ScheduledAttempt[]> {
+  const { rows } = await trx.raw<{ rows: ScheduledAttempt[] }>(
+    `insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at)
+     select e.id, s.id, s.partner_id, gen_random_uuid(), now()
        from events e
        join venue_grants g on g.venue_id = e.venue_id
        join webhook_subscriptions s on s.partner_id = g.partner_id
       where e.id = ? and s.is_active and e.event_type = any (s.event_types)
      on conflict (event_id, subscription_id) do nothing
-     returning id`,
+     returning id as delivery_id, next_attempt_id as attempt_id`,
     [eventId],
   );
-  return rows.map((r) => r.id);
+  return rows;
 }
 
 /** What an attempt needs: the delivery, its event and where and with which secret to send it. */
 export interface AttemptPlan {
   delivery: DeliveryRow;
+  /** The attempt's id: the `delivery_id` the partner sees. */
+  attemptId: string;
   event: EventRow;
   endpointUrl: string;
   secretKey: string;
 }
 
 /**
- * Starts the next attempt of a delivery that is due one (pending or failed, fewer than
- * `maxAttempts` made): counts it and names it, committed before anything is sent, so an attempt
- * cut short by a crash still counts. Undefined when the delivery needs no attempt.
+ * Starts attempt `attemptId` of a delivery, if that is the attempt due now: it is the named next
+ * attempt, its time has come, and fewer than `maxAttempts` were made. Counting it, recording its
+ * start and clearing the name happen in one statement, committed before anything is sent, so the
+ * attempt runs at most once and one cut short by a crash still counts. `attemptId` undefined is a
+ * job queued before attempts had ids: it may start an attempt that was never named (a fresh id
+ * then), never a named one. Undefined when this call started nothing.
  */
-export async function startAttempt(
+export async function claimAttempt(
   db: Knex,
   deliveryId: string,
-  attemptId: string,
+  attemptId: string | undefined,
   maxAttempts: number,
 ): Promise<AttemptPlan | undefined> {
   const { rows } = await db.raw<{
@@ -65,46 +78,64 @@ export async function startAttempt(
   }>(
     `with d as (
        update webhook_deliveries
-          set attempts = attempts + 1, last_attempt_id = ?, last_attempt_at = now(), status = 'pending',
-              next_attempt_at = null
+          set attempts = attempts + 1, last_attempt_id = coalesce(next_attempt_id, gen_random_uuid()),
+              last_attempt_at = now(), status = 'pending', next_attempt_id = null, next_attempt_at = null
         where id = ? and status in ('pending', 'failed') and attempts < ?
+          and coalesce(next_attempt_at, '-infinity') <= now()
+          and case when ?::uuid is null
+                   then next_attempt_id is null and (status = 'failed' or attempts = 0)
+                   else next_attempt_id = ? end
         returning *
      ), a as (
        insert into webhook_attempts (id, delivery_id, attempt, started_at)
-       select ?, d.id, d.attempts, now() from d
+       select d.last_attempt_id, d.id, d.attempts, now() from d
      )
      select d.*, to_jsonb(e) as event, s.endpoint_url, s.secret_key
        from d join events e on e.id = d.event_id join webhook_subscriptions s on s.id = d.subscription_id`,
-    [attemptId, deliveryId, maxAttempts, attemptId],
+    [deliveryId, maxAttempts, attemptId ?? null, attemptId ?? null],
   );
   const row = rows[0];
   if (!row) return undefined;
   const { event, endpoint_url, secret_key, ...delivery } = row;
   return {
     delivery,
+    attemptId: delivery.last_attempt_id!,
     event: { ...event, occurred_at: new Date(event.occurred_at) },
     endpointUrl: endpoint_url,
     secretKey: secret_key,
   };
 }
 
-/**
- * A delivery whose attempts ran out while an attempt was in flight (the worker died): it is
- * dead-lettered rather than left pending forever. True if this call did so.
- */
-export async function deadLetterIfExhausted(
+/** Where a delivery stands, for a job that could not start its attempt. */
+export interface AttemptState {
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_id: string | null;
+  next_attempt_at: Date | null;
+  last_attempt_id: string | null;
+  /** An attempt has started and not finished: status pending, nothing named next, attempts made. */
+  in_flight: boolean;
+  /** The next attempt's time has come. */
+  due: boolean;
+  /** The attempt in flight started longer ago than `leaseSeconds`: its worker is presumed dead. */
+  lease_passed: boolean;
+}
+
+/** Reads where a delivery stands on the database clock; undefined when it does not exist. */
+export async function attemptState(
   db: Knex,
   deliveryId: string,
-  maxAttempts: number,
-): Promise<boolean> {
-  const changed = await db('webhook_deliveries')
-    .where({ id: deliveryId, status: 'pending' })
-    .where('attempts', '>=', maxAttempts)
-    .update({
-      status: 'dead_letter',
-      last_error: db.raw("coalesce(last_error, 'the worker stopped during the attempt')"),
-    });
-  return changed > 0;
+  leaseSeconds: number,
+): Promise<AttemptState | undefined> {
+  const { rows } = await db.raw<{ rows: AttemptState[] }>(
+    `select status, attempts, next_attempt_id, next_attempt_at, last_attempt_id,
+            status = 'pending' and next_attempt_id is null and attempts > 0 as in_flight,
+            coalesce(next_attempt_at, '-infinity') <= now() as due,
+            coalesce(last_attempt_at + make_interval(secs => ?) <= now(), false) as lease_passed
+       from webhook_deliveries where id = ?`,
+    [leaseSeconds, deliveryId],
+  );
+  return rows[0];
 }
 
 /** The outcome of one attempt. */
@@ -114,37 +145,86 @@ export interface AttemptOutcome {
   error: string | null;
 }
 
+/** What finishing an attempt records. */
+export interface FinishedAttempt {
+  deliveryId: string;
+  attemptId: string;
+  outcome: AttemptOutcome;
+  /** The attempt to schedule after a failure, or null: none (delivered, or the last one failed). */
+  next: { attemptId: string; afterSeconds: number } | null;
+  /**
+   * Set when a job other than the attempt's own declares it abandoned: recorded only if the attempt
+   * started more than this many seconds ago (its lease passed) and is still in flight.
+   */
+  abandonedAfterSeconds?: number;
+}
+
 /**
- * Records an attempt's outcome: delivered; or failed with the next attempt `retryAfterSeconds`
- * from now; or, with no retry, dead-lettered. Only the attempt still current may record (a stale
- * one, overtaken after its worker was presumed dead, is ignored). True if recorded.
+ * Records an attempt's outcome on its delivery: delivered; or failed with the named next attempt
+ * `afterSeconds` from now; or, with none, dead-lettered. Only the attempt in flight may record,
+ * so a stale one changes nothing, with one exception: a success of an attempt that was declared
+ * abandoned (its worker was slow, not dead) still marks the delivery delivered, since the partner
+ * has the event and a dead letter or a further attempt would say otherwise. The attempt's own row
+ * takes the outcome its worker saw. True if the delivery changed.
  */
-export async function finishAttempt(
+export async function finishAttempt(trx: Knex, f: FinishedAttempt): Promise<boolean> {
+  const { ok, statusCode, error } = f.outcome;
+  const status: DeliveryStatus = ok ? 'delivered' : f.next ? 'failed' : 'dead_letter';
+  const abandoned = f.abandonedAfterSeconds !== undefined;
+  // Delivery row first, then the attempt row, in every transaction that writes both: one order,
+  // so a late finish and a takeover of the same attempt cannot deadlock.
+  const changed = await trx.raw<{ rowCount: number }>(
+    `update webhook_deliveries
+        set status = ?, last_status_code = ?, last_error = ?, next_attempt_id = ?::uuid,
+            next_attempt_at = now() + make_interval(secs => ?::double precision),
+            delivered_at = case when ?::boolean then now() end
+      where id = ? and last_attempt_id = ?
+        and ((status = 'pending' and next_attempt_id is null
+              and (?::double precision is null or last_attempt_at + make_interval(secs => ?) <= now()))
+             or (?::boolean and status in ('failed', 'dead_letter')))`,
+    [
+      status,
+      statusCode,
+      error,
+      f.next?.attemptId ?? null,
+      f.next?.afterSeconds ?? null,
+      ok,
+      f.deliveryId,
+      f.attemptId,
+      f.abandonedAfterSeconds ?? null,
+      f.abandonedAfterSeconds ?? 0,
+      ok,
+    ],
+  );
+  const recorded = changed.rowCount > 0;
+  if (recorded || !abandoned) {
+    await trx('webhook_attempts')
+      .where({ id: f.attemptId })
+      .modify((q) => {
+        if (abandoned) q.whereNull('finished_at');
+      })
+      .update({ status_code: statusCode, error, finished_at: trx.fn.now() });
+  }
+  return recorded;
+}
+
+/**
+ * The time attempt `attemptId` is due, if it is still the named next attempt and that time has not
+ * come; the row is locked, so nothing changes the attempt before the caller commits. Undefined
+ * otherwise.
+ */
+export async function lockEarlyAttempt(
   trx: Knex,
   deliveryId: string,
   attemptId: string,
-  outcome: AttemptOutcome,
-  retryAfterSeconds: number | null,
-): Promise<boolean> {
-  await trx('webhook_attempts')
-    .where({ id: attemptId })
-    .update({ status_code: outcome.statusCode, error: outcome.error, finished_at: trx.fn.now() });
-  const status: DeliveryStatus = outcome.ok
-    ? 'delivered'
-    : retryAfterSeconds !== null
-      ? 'failed'
-      : 'dead_letter';
-  const changed = await trx('webhook_deliveries')
-    .where({ id: deliveryId, last_attempt_id: attemptId, status: 'pending' })
-    .update({
-      status,
-      last_status_code: outcome.statusCode,
-      last_error: outcome.error,
-      next_attempt_at:
-        status === 'failed' ? trx.raw('now() + make_interval(secs => ?)', [retryAfterSeconds]) : null,
-      delivered_at: outcome.ok ? trx.fn.now() : null,
-    });
-  return changed > 0;
+): Promise<Date | undefined> {
+  const { rows } = await trx.raw<{ rows: { next_attempt_at: Date }[] }>(
+    `select next_attempt_at from webhook_deliveries
+      where id = ? and next_attempt_id = ? and status in ('pending', 'failed') and next_attempt_at > now()
+      for update`,
+    [deliveryId, attemptId],
+  );
+  return rows[0]?.next_attempt_at;
 }
 
 /** Counts of a partner's deliveries by status. */
@@ -192,11 +272,21 @@ export async function lockByAttemptId(
   return rows[0];
 }
 
-/** Puts a dead letter back in line: attempts start again, the event and its id stay. */
+/**
+ * Puts a dead letter back in line: attempts are counted afresh and the first one is named anew and
+ * due now, so no job of the earlier round (each names an attempt of that round) can run it. The
+ * event and its id stay. The returned row's `next_attempt_id` is the attempt to enqueue.
+ */
 export async function requeue(trx: Knex, deliveryId: string): Promise<DeliveryRow> {
   const [row] = await trx<DeliveryRow>('webhook_deliveries')
     .where({ id: deliveryId, status: 'dead_letter' })
-    .update({ status: 'pending', attempts: 0, next_attempt_at: null, delivered_at: null })
+    .update({
+      status: 'pending',
+      attempts: 0,
+      next_attempt_id: trx.raw('gen_random_uuid()'),
+      next_attempt_at: trx.fn.now(),
+      delivered_at: null,
+    })
     .returning('*');
   return row as DeliveryRow;
 }

@@ -1,9 +1,23 @@
-/** Helpers for webhook tests: a subscription made through the API, and a real local receiver. */
+/**
+ * Helpers for webhook tests: a subscription made through the API, a real local receiver, a resolver
+ * the test controls, and a delivery with its job run by hand.
+ *
+ * Deliveries go out through undici's own Agent and socket (workers/webhook-http.ts), which nock
+ * does not intercept (it patches node:http and global fetch), so these tests point endpoints at
+ * names the test resolver answers with 127.0.0.1, where a real receiver listens.
+ */
+import { randomUUID } from 'node:crypto';
+import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo, type LookupFunction } from 'node:net';
+import type { Config } from '../../db/config.ts';
 import { EVENT_TYPES } from '../../db/queries/events.ts';
+import { webhookDeliver } from '../../workers/webhook-deliver.ts';
+import { webhookFanout } from '../../workers/webhook-fanout.ts';
 import { verifyWebhook, type WebhookEvent } from '../../workers/webhook-signature.ts';
+import { gridSlots, hold, makeBookingWorld } from './booking.ts';
+import type { TestDatabase } from './database.ts';
 import { call, type TestServer } from './http.ts';
 
 const ALL_TYPES = [...EVENT_TYPES];
@@ -32,12 +46,16 @@ export interface Received {
   at: number;
 }
 
+/** An answer: a status, a status with headers, or undefined to never answer. */
+export type Answer = number | { status: number; headers: Record<string, string> } | undefined;
+
 /** A local HTTP receiver that verifies every delivery with the partner-side function. */
 export interface Receiver {
   url: string;
+  port: number;
   received: Received[];
-  /** Decides each answer; default 200. Return undefined to never answer. */
-  respond: (request: Received) => number | undefined;
+  /** Decides each answer; default 200. May wait (a promise) to hold the attempt in flight. */
+  respond: (request: Received) => Answer | Promise<Answer>;
   close(): Promise<void>;
 }
 
@@ -45,6 +63,7 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
   const pending = new Set<ServerResponse>();
   const receiver: Receiver = {
     url: '',
+    port: 0,
     received: [],
     respond: () => 200,
     close: async () => {
@@ -56,7 +75,8 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
+    req.on('end', () => void answer());
+    const answer = async () => {
       const rawBody = Buffer.concat(chunks).toString('utf8');
       const verdict = verifyWebhook({ rawBody, headers: req.headers, secret: secret() });
       const entry: Received = {
@@ -67,16 +87,130 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
         at: Date.now(),
       };
       receiver.received.push(entry);
-      const status = receiver.respond(entry);
-      if (status === undefined) {
-        pending.add(res);
-        return;
-      }
-      res.writeHead(status).end();
-    });
+      pending.add(res);
+      const status = await receiver.respond(entry);
+      if (status === undefined || res.destroyed) return;
+      pending.delete(res);
+      if (typeof status === 'number') res.writeHead(status).end();
+      else res.writeHead(status.status, status.headers).end();
+    };
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  receiver.port = (server.address() as AddressInfo).port;
+  receiver.url = `http://127.0.0.1:${receiver.port}/hooks`;
   return receiver;
 }
+
+/** What a test resolver does for one lookup: an address, an error, a late answer, or (null) nothing. */
+export type Resolution = string | Error | { address: string; afterMs: number } | null;
+
+/** A dns.lookup-compatible resolver the test controls, and the lookups it answered. */
+export interface TestResolver {
+  lookup: LookupFunction;
+  calls: { hostname: string; at: number }[];
+}
+
+/**
+ * A resolver that asks `resolve` what each lookup gets; `call` counts lookups of that name from 1.
+ * Answers the array form when asked for `all` (as net.connect does), the single form otherwise.
+ */
+export function testResolver(resolve: (hostname: string, call: number) => Resolution): TestResolver {
+  const calls: TestResolver['calls'] = [];
+  const lookup: LookupFunction = (hostname, options, callback) => {
+    calls.push({ hostname, at: Date.now() });
+    const n = calls.filter((c) => c.hostname === hostname).length;
+    const resolution = resolve(hostname, n);
+    const answer = (address: string) => {
+      const family = isIP(address) || 4;
+      if (options.all) callback(null, [{ address, family } satisfies LookupAddress]);
+      else callback(null, address, family);
+    };
+    if (resolution === null) return;
+    if (resolution instanceof Error) return void setImmediate(() => callback(resolution, '', 0));
+    if (typeof resolution === 'string') return void setImmediate(() => answer(resolution));
+    setTimeout(() => answer(resolution.address), resolution.afterMs).unref();
+  };
+  return { lookup, calls };
+}
+
+/** A `getaddrinfo ENOTFOUND` error, as node:dns reports a name that does not exist. */
+export function notFound(hostname: string): Error {
+  return Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
+}
+
+/** Names under `.example.test` answer 127.0.0.1; anything else does not resolve. */
+export const localResolver = (): TestResolver =>
+  testResolver((hostname) => (hostname.endsWith('.example.test') ? '127.0.0.1' : notFound(hostname)));
+
+/** The payload of a `webhook.deliver` job. */
+export interface DeliverPayload {
+  delivery_id: string;
+  attempt_id?: string;
+}
+
+/**
+ * A hold at a new venue, a subscription of its partner to `endpointUrl`, the fanned-out delivery,
+ * and ways to run its jobs by hand with `deps` (a config and a resolver of the test's choosing).
+ */
+export async function deliveryFor(
+  database: TestDatabase,
+  server: TestServer,
+  endpointUrl: string,
+  deps: { config?: Config; lookup?: LookupFunction } = {},
+) {
+  const { db, boss, log } = database;
+  const w = await makeBookingWorld(db);
+  const sub = await subscribe(server, w.apiKey, endpointUrl, ['hold_created']);
+  const [slot] = await gridSlots(db, w.venueId, w.court);
+  const held = await hold(server, w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: slot!.slot_start,
+  });
+  const event = await db('events').where({ hold_id: held.body.hold_id, event_type: 'hold_created' }).first();
+  const jobDeps = {
+    db,
+    boss,
+    log,
+    config: deps.config ?? database.config,
+    ...(deps.lookup && { lookup: deps.lookup }),
+  };
+  await webhookFanout.handle({ event_id: event.id }, jobDeps, { id: randomUUID() } as never);
+  const delivery = await db('webhook_deliveries').where({ event_id: event.id }).first();
+  const deliveryId = delivery.id as string;
+  const state = () => db('webhook_deliveries').where({ id: deliveryId }).first();
+  /** The payload of the job queued for the attempt scheduled now. */
+  const scheduled = async (): Promise<DeliverPayload> => ({
+    delivery_id: deliveryId,
+    attempt_id: (await state()).next_attempt_id,
+  });
+  /** Runs a job with `payload`, as pg-boss would. */
+  const runJob = (payload: DeliverPayload) =>
+    webhookDeliver.handle(payload, jobDeps, { id: randomUUID() } as never);
+  /** Moves the scheduled attempt's time to now, as if its delay had passed. */
+  const makeDue = () =>
+    db('webhook_deliveries').where({ id: deliveryId }).update({ next_attempt_at: db.fn.now() });
+  /** Runs the job of the scheduled attempt once its time has come. */
+  const runScheduled = async () => {
+    await makeDue();
+    await runJob(await scheduled());
+  };
+  const attempts = () => db('webhook_attempts').where({ delivery_id: deliveryId }).orderBy('attempt');
+  return {
+    ...w,
+    sub,
+    event,
+    holdId: held.body.hold_id as string,
+    deliveryId,
+    state,
+    scheduled,
+    runJob,
+    makeDue,
+    runScheduled,
+    attempts,
+  };
+}
+
+/** What {@link deliveryFor} returns. */
+export type Delivery = Awaited<ReturnType<typeof deliveryFor>>;

@@ -1,35 +1,50 @@
 /**
- * webhook.fanout and webhook.deliver, their handlers called directly, with nock standing in for
- * partners' endpoints: the payload, the six headers and the signature; every kind of failure; the
- * retry schedule to the dead letter; fresh signatures per attempt and secret rotation. Serial:
- * nock is process-wide, and one test cleaning up must not remove another test's interceptors.
+ * webhook.fanout and webhook.deliver, their handlers called directly, with real local receivers
+ * standing in for partners' endpoints and a test resolver naming them: the payload, the six headers
+ * and the signature; every kind of failure; the retry schedule to the dead letter; fresh signatures
+ * per attempt and secret rotation. Serial: receivers count requests, and the schedule assertions
+ * read the clock.
  */
-import test from 'ava';
-import nock from 'nock';
+import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Config } from '../../db/config.ts';
+import * as grants from '../../db/queries/venue-grants.ts';
 import { webhookDeliver } from '../../workers/webhook-deliver.ts';
 import { webhookFanout } from '../../workers/webhook-fanout.ts';
+import { NON_PUBLIC_TARGET, UNRESOLVED_TARGET } from '../../workers/webhook-http.ts';
 import { verifyWebhook } from '../../workers/webhook-signature.ts';
 import { gridSlots, hold, makeBookingWorld } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
 import { call, useTestServer } from '../helpers/http.ts';
-import { subscribe } from '../helpers/webhooks.ts';
-import * as grants from '../../db/queries/venue-grants.ts';
+import {
+  deliveryFor,
+  localResolver,
+  startReceiver,
+  subscribe,
+  testResolver,
+  type Delivery,
+  type Receiver,
+} from '../helpers/webhooks.ts';
 
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
-test.before(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect(/127\.0\.0\.1|localhost|\.invalid/);
-});
-test.afterEach.always(() => nock.cleanAll());
-test.after.always(() => nock.enableNetConnect());
-
+const dns = localResolver();
 let hostCounter = 0;
-type Delivery = Awaited<ReturnType<typeof deliveryFor>>;
+
+/** A receiver for one test, closed when it ends; its secret is read when a request arrives. */
+async function receiver(t: ExecutionContext, secret: () => string = () => ''): Promise<Receiver> {
+  const r = await startReceiver(secret);
+  t.teardown(() => r.close());
+  return r;
+}
+
+/** A delivery to `r` under a fresh host name that the test resolver maps to 127.0.0.1. */
+function deliveryTo(r: Receiver, config?: Config) {
+  const url = `http://partner${++hostCounter}.example.test:${r.port}/hooks`;
+  return deliveryFor(database(), server(), url, { lookup: dns.lookup, ...(config && { config }) });
+}
 
 /** Points a delivery's subscription somewhere else (a closed port, an unresolvable host). */
 function retarget(d: Delivery, endpointUrl: string) {
@@ -45,60 +60,28 @@ function freePort(): Promise<number> {
   });
 }
 
-/** A hold at a new venue, a subscription to a fresh nock host, and the fanned-out delivery. */
-async function deliveryFor(config?: Config) {
-  const { db, boss, log } = database();
-  const host = `https://partner${++hostCounter}.example.test`;
-  const w = await makeBookingWorld(db);
-  const sub = await subscribe(server(), w.apiKey, `${host}/hooks`, ['hold_created']);
-  const [slot] = await gridSlots(db, w.venueId, w.court);
-  const held = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slot!.slot_start,
-  });
-  const event = await db('events').where({ hold_id: held.body.hold_id, event_type: 'hold_created' }).first();
-  const deps = { db, boss, log, config: config ?? database().config };
-  await webhookFanout.handle({ event_id: event.id }, deps, { id: randomUUID() } as never);
-  const delivery = await db('webhook_deliveries').where({ event_id: event.id }).first();
-  const run = () => webhookDeliver.handle({ delivery_id: delivery.id }, deps, { id: randomUUID() } as never);
-  const state = () => db('webhook_deliveries').where({ id: delivery.id }).first();
-  return {
-    ...w,
-    host,
-    sub,
-    event,
-    holdId: held.body.hold_id as string,
-    deliveryId: delivery.id as string,
-    run,
-    state,
-  };
-}
-
 test.serial(
   'a delivery carries the payload, the six headers and a signature the partner-side function verifies',
   async (t) => {
-    const d = await deliveryFor();
-    let seen: { headers: Record<string, string>; body: string } | undefined;
-    const scope = nock(d.host)
-      .post('/hooks')
-      .reply(async (request: Request) => {
-        seen = { headers: Object.fromEntries(request.headers), body: await request.text() };
-        return [204];
-      });
-    await d.run();
-    scope.done();
-    t.truthy(seen);
-    const headers = seen!.headers;
+    let secret = '';
+    const r = await receiver(t, () => secret);
+    r.respond = () => 204;
+    const d = await deliveryTo(r);
+    secret = d.sub.secret;
+    const attemptId = (await d.scheduled()).attempt_id;
+    await d.runJob(await d.scheduled());
+    t.is(r.received.length, 1);
+    const seen = r.received[0]!;
+    const headers = seen.headers as Record<string, string>;
     t.is(headers['content-type'], 'application/json');
     t.is(headers['x-webhook-event'], 'hold_created');
     t.is(headers['x-delivery-attempt'], '1');
+    t.is(headers['x-delivery-id'], attemptId, 'the attempt named when it was scheduled');
     t.regex(headers['x-service-signature']!, /^sha256=[0-9a-f]{64}$/);
     t.true(Math.abs(Number(headers['x-service-timestamp']) - Date.now() / 1000) < 5);
-    const verdict = verifyWebhook({ rawBody: seen!.body, headers, secret: d.sub.secret });
-    t.true(verdict.ok);
-    if (!verdict.ok) return;
-    t.like(verdict.event, {
+    t.is(seen.rejection, undefined);
+    const event = seen.event!;
+    t.like(event, {
       event_id: d.event.id,
       event_type: 'hold_created',
       venue_id: d.venueId,
@@ -107,10 +90,10 @@ test.serial(
       partner_id: d.partnerId,
       delivery_id: headers['x-delivery-id'],
     });
-    t.is(verdict.event.timestamp, new Date(d.event.occurred_at).toISOString());
-    t.like(verdict.event.details, { resource_id: d.court, price_rupees: 500 });
-    t.truthy(verdict.event.details.hold_expiry_at);
-    t.is(verifyWebhook({ rawBody: seen!.body, headers, secret: 'wrong' }).ok, false);
+    t.is(event.timestamp, new Date(d.event.occurred_at).toISOString());
+    t.like(event.details, { resource_id: d.court, price_rupees: 500 });
+    t.truthy(event.details.hold_expiry_at);
+    t.is(verifyWebhook({ rawBody: seen.rawBody, headers, secret: 'wrong' }).ok, false);
     t.like(await d.state(), { status: 'delivered', attempts: 1, last_status_code: 204, last_error: null });
   },
 );
@@ -120,31 +103,39 @@ test.serial(
   async (t) => {
     const quick = testConfig({ WEBHOOK_TIMEOUT_MS: '300' });
     const closedPort = await freePort();
-    const cases: [string, (d: Delivery) => Promise<unknown>, number | null, RegExp][] = [
-      ['500', (d) => Promise.resolve(nock(d.host).post('/hooks').reply(500)), 500, /answered 500/],
-      ['404', (d) => Promise.resolve(nock(d.host).post('/hooks').reply(404, 'nope')), 404, /answered 404/],
+    const elsewhere = await receiver(t);
+    const hang = testResolver(() => null);
+    const cases: [string, (d: Delivery, r: Receiver) => unknown, number | null, RegExp][] = [
+      ['500', (_, r) => (r.respond = () => 500), 500, /answered 500/],
+      ['404', (_, r) => (r.respond = () => 404), 404, /answered 404/],
       [
-        'redirect',
-        (d) =>
-          Promise.resolve(
-            nock(d.host).post('/hooks').reply(302, '', { location: 'https://elsewhere.example.test/' }),
-          ),
+        'redirect, not followed',
+        (_, r) => (r.respond = () => ({ status: 302, headers: { location: elsewhere.url } })),
         302,
         /answered 302/,
       ],
-      [
-        'timeout',
-        (d) => Promise.resolve(nock(d.host).post('/hooks').delay(1000).reply(200)),
-        null,
-        /no answer within 300 ms/,
-      ],
+      ['no answer', (_, r) => (r.respond = () => undefined), null, /^no answer within 300 ms$/],
       ['refused', (d) => retarget(d, `http://127.0.0.1:${closedPort}/hooks`), null, /ECONNREFUSED/],
-      ['dns', (d) => retarget(d, 'https://no-such-host.invalid/hooks'), null, /ENOTFOUND|EAI_AGAIN/],
+      [
+        'no such host',
+        (d) => retarget(d, 'https://no-such-host.invalid/hooks'),
+        null,
+        /^the endpoint's host/,
+      ],
+      [
+        'a lookup that never answers',
+        (d) => retarget(d, `http://hang.invalid:${closedPort}/hooks`),
+        null,
+        /^no answer within 300 ms$/,
+      ],
     ];
     for (const [name, arrange, status, error] of cases) {
-      const d = await deliveryFor(quick);
-      await arrange(d);
-      await d.run();
+      const r = await receiver(t);
+      const d = await deliveryTo(r, quick);
+      await arrange(d, r);
+      const lookup = name === 'a lookup that never answers' ? hang.lookup : dns.lookup;
+      const { db, boss, log } = database();
+      await webhookDeliver.handle(await d.scheduled(), { db, boss, log, config: quick, lookup }, {} as never);
       const state = await d.state();
       t.is(state.status, 'failed', name);
       t.is(state.attempts, 1, name);
@@ -153,6 +144,9 @@ test.serial(
       const inSeconds = (new Date(state.next_attempt_at).getTime() - Date.now()) / 1000;
       t.true(inSeconds > 295 && inSeconds <= 300, `${name}: next attempt in 5 minutes, got ${inSeconds}`);
     }
+    t.is(UNRESOLVED_TARGET, "the endpoint's host does not resolve");
+    t.is(elsewhere.received.length, 0, 'the redirect was not followed');
+    t.true(hang.calls.length >= 1, 'the hanging resolver was asked');
   },
 );
 
@@ -160,20 +154,15 @@ test.serial(
   'five attempts on the 5/15/30/60-minute schedule, then a dead letter that is never retried by itself',
   async (t) => {
     const { db } = database();
-    const d = await deliveryFor();
+    let secret = '';
+    const r = await receiver(t, () => secret);
+    r.respond = () => 503;
+    const d = await deliveryTo(r);
+    secret = d.sub.secret;
     const delays: number[] = [];
-    const deliveryIds = new Set<string>();
-    const eventIds = new Set<string>();
     for (let attempt = 1; attempt <= 5; attempt++) {
-      nock(d.host)
-        .post('/hooks')
-        .reply(async (request: Request) => {
-          deliveryIds.add(request.headers.get('x-delivery-id')!);
-          eventIds.add((JSON.parse(await request.text()) as { event_id: string }).event_id);
-          t.is(request.headers.get('x-delivery-attempt'), String(attempt));
-          return [503];
-        });
-      await d.run();
+      await d.runScheduled();
+      t.is(r.received.at(-1)!.headers['x-delivery-attempt'], String(attempt));
       const state = await d.state();
       if (attempt < 5) {
         t.is(state.status, 'failed');
@@ -181,77 +170,74 @@ test.serial(
       } else {
         t.is(state.status, 'dead_letter');
         t.is(state.next_attempt_at, null);
+        t.is(state.next_attempt_id, null);
       }
     }
     t.deepEqual(delays, [5, 15, 30, 60]);
-    t.is(deliveryIds.size, 5, 'a new delivery_id per attempt');
-    t.deepEqual([...eventIds], [d.event.id], 'the same event_id every time');
+    const deliveryIds = r.received.map((x) => x.event!.delivery_id);
+    t.is(new Set(deliveryIds).size, 5, 'a new delivery_id per attempt');
+    t.deepEqual([...new Set(r.received.map((x) => x.event!.event_id))], [d.event.id], 'the same event_id');
     const jobs = await db.raw(
-      "select count(*)::int as n from pgboss.job where name = 'webhook.deliver' and data->>'delivery_id' = ?",
+      "select data->>'attempt_id' as attempt_id from pgboss.job where name = 'webhook.deliver' and data->>'delivery_id' = ?",
       [d.deliveryId],
     );
-    t.is(jobs.rows[0].n, 5, 'the first job and one per retry, none after the dead letter');
-    await d.run(); // a stray run of the dead letter sends nothing
-    t.is((await d.state()).attempts, 5);
-    t.is(
-      Number((await db('webhook_attempts').where({ delivery_id: d.deliveryId }).count({ n: '*' }))[0]!.n),
-      5,
+    t.deepEqual(
+      jobs.rows.map((j: { attempt_id: string }) => j.attempt_id).sort(),
+      [...deliveryIds].sort(),
+      'the first job and one per retry, each naming the attempt it ran; none after the dead letter',
     );
+    for (const attempt_id of [...deliveryIds, undefined])
+      await d.runJob({ delivery_id: d.deliveryId, ...(attempt_id && { attempt_id }) }); // stray runs
+    t.is(r.received.length, 5, 'a stray run of the dead letter sends nothing');
+    t.like(await d.state(), { attempts: 5, status: 'dead_letter' });
+    t.is((await d.attempts()).length, 5);
   },
 );
 
 test.serial(
   'each attempt has a fresh timestamp and signature, signed with the secret current at the time',
   async (t) => {
-    const d = await deliveryFor();
-    const attempts: { headers: Record<string, string>; body: string }[] = [];
-    const capture = async (request: Request) => {
-      attempts.push({ headers: Object.fromEntries(request.headers), body: await request.text() });
-      return [attempts.length === 1 ? 500 : 200] as const;
-    };
-    nock(d.host).post('/hooks').reply(capture);
-    await d.run();
+    const r = await receiver(t);
+    r.respond = () => (r.received.length === 1 ? 500 : 200);
+    const d = await deliveryTo(r);
+    await d.runScheduled();
     const rotated = await call(server(), 'POST', `/api/v1/partner/webhooks/${d.sub.id}/rotate-secret`, {
       key: d.apiKey,
     });
     t.is(rotated.status, 200);
     const newSecret = rotated.body.secret_key as string;
     t.not(newSecret, d.sub.secret);
-    nock(d.host).post('/hooks').reply(capture);
-    await d.run();
+    await d.runScheduled();
     t.like(await d.state(), { attempts: 2, status: 'delivered' });
-    t.is(attempts.length, 2);
-    const [first, second] = attempts as [(typeof attempts)[0], (typeof attempts)[0]];
+    t.is(r.received.length, 2);
+    const [first, second] = r.received as [Receiver['received'][0], Receiver['received'][0]];
+    const verify = (x: typeof first, s: string) =>
+      verifyWebhook({ rawBody: x.rawBody, headers: x.headers, secret: s }).ok;
     t.not(first.headers['x-service-signature'], second.headers['x-service-signature']);
     t.not(first.headers['x-delivery-id'], second.headers['x-delivery-id']);
-    t.true(verifyWebhook({ rawBody: first.body, headers: first.headers, secret: d.sub.secret }).ok);
-    t.false(
-      verifyWebhook({ rawBody: second.body, headers: second.headers, secret: d.sub.secret }).ok,
-      'old secret',
-    );
-    t.true(
-      verifyWebhook({ rawBody: second.body, headers: second.headers, secret: newSecret }).ok,
-      'new secret',
-    );
-    t.is((await d.state()).status, 'delivered');
+    t.true(verify(first, d.sub.secret));
+    t.false(verify(second, d.sub.secret), 'old secret');
+    t.true(verify(second, newSecret), 'new secret');
   },
 );
 
-test.serial('a target that resolves to a non-public address is refused at delivery time', async (t) => {
-  const strict = testConfig({ SERVICE_ENV: 'sandbox' });
-  const d = await deliveryFor();
-  await database()
-    .db('webhook_subscriptions')
-    .where({ id: d.sub.id })
-    .update({ endpoint_url: 'http://127.0.0.1:9/hooks' });
-  const { db, boss, log } = database();
-  await webhookDeliver.handle({ delivery_id: d.deliveryId }, { db, boss, log, config: strict }, {
-    id: randomUUID(),
-  } as never);
-  const state = await d.state();
-  t.is(state.status, 'failed');
-  t.regex(state.last_error, /non-public address/);
-});
+test.serial(
+  'an IP-literal target that is not public is refused at delivery time, before sending',
+  async (t) => {
+    const strict = testConfig({ SERVICE_ENV: 'sandbox' });
+    const r = await receiver(t);
+    const d = await deliveryTo(r, strict);
+    for (const literal of [`127.0.0.1:${r.port}`, `[::ffff:7f00:1]:${r.port}`, '169.254.169.254']) {
+      await retarget(d, `http://${literal}/hooks`);
+      await d.runScheduled();
+      const state = await d.state();
+      t.is(state.status, 'failed', literal);
+      t.is(state.last_error, NON_PUBLIC_TARGET, literal);
+      t.is(state.last_status_code, null, literal);
+    }
+    t.is(r.received.length, 0);
+  },
+);
 
 test.serial(
   'fan-out reaches every granted partner that subscribed to the type, once, however often it runs',
@@ -279,7 +265,22 @@ test.serial(
     await Promise.all(
       [1, 2, 3].map(() => webhookFanout.handle({ event_id: event.id }, deps, { id: randomUUID() } as never)),
     );
-    const subs = await db('webhook_deliveries').where({ event_id: event.id }).pluck('subscription_id');
-    t.deepEqual([...subs].sort(), [own.id, theirs.id].sort());
+    const rows = await db('webhook_deliveries').where({ event_id: event.id });
+    t.deepEqual(rows.map((row) => row.subscription_id).sort(), [own.id, theirs.id].sort());
+    const jobs = await db.raw(
+      "select data from pgboss.job where name = 'webhook.deliver' and data->>'delivery_id' = any(?)",
+      [rows.map((row) => row.id)],
+    );
+    t.deepEqual(
+      jobs.rows
+        .map((j: { data: object }) => j.data)
+        .sort((a: { delivery_id: string }, b: { delivery_id: string }) =>
+          a.delivery_id.localeCompare(b.delivery_id),
+        ),
+      rows
+        .map((row) => ({ delivery_id: row.id, attempt_id: row.next_attempt_id }))
+        .sort((a, b) => a.delivery_id.localeCompare(b.delivery_id)),
+      'one job per delivery, naming its first attempt',
+    );
   },
 );

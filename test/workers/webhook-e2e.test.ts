@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { startWorkers, type Workers } from '../../workers/main.ts';
+import { ABANDONED_ATTEMPT } from '../../workers/webhook-deliver.ts';
 import { confirm, gridSlots, hold, makeBookingWorld, makeOverdue } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
@@ -151,7 +152,14 @@ test.serial(
     const r = await receiver(t, () => secret);
     r.respond = () => (r.received.length === 1 ? undefined : 200); // the first attempt hangs
     ({ secret } = await subscribe(server(), w.apiKey, r.url, ['hold_created']));
-    const env = { ...process.env, DATABASE_URL: url, WEBHOOK_TIMEOUT_MS: '2000', LOG_LEVEL: 'warn' };
+    // The cut attempt counts as failed, so the next one waits its retry delay: a short one here.
+    const env = {
+      ...process.env,
+      DATABASE_URL: url,
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_RETRY_DELAYS: '1,1,1,1',
+      LOG_LEVEL: 'warn',
+    };
     const first = spawn(process.execPath, ['workers/main.ts'], { cwd: root, env, stdio: 'ignore' });
     const [slot] = await gridSlots(db, w.venueId, w.court, 4);
     const held = await hold(server(), w.apiKey, {
@@ -168,7 +176,8 @@ test.serial(
       second.kill('SIGTERM');
       if (second.exitCode === null) await once(second, 'exit');
     });
-    // The killed attempt's job expires (timeout + 5 s) and pg-boss hands it to the live worker.
+    // The killed attempt's job expires (timeout + 5 s) and pg-boss hands it to the live worker,
+    // which finds the attempt's lease passed, records it as abandoned and schedules the next.
     await waitFor(() => r.received.length >= 2, { timeout: 45_000, interval: 250 });
     const [cut, retried] = r.received as [(typeof r.received)[0], (typeof r.received)[0]];
     t.is(cut.event!.event_id, retried.event!.event_id);
@@ -186,5 +195,8 @@ test.serial(
     );
     t.is(active.rows[0].n, 0, 'no job of this delivery is left active');
     t.is(delivery.attempts, 2);
+    const [abandoned] = await db('webhook_attempts').where({ delivery_id: delivery.id }).orderBy('attempt');
+    t.like(abandoned, { id: cut.event!.delivery_id, error: ABANDONED_ATTEMPT });
+    t.is(retried.headers['x-delivery-attempt'], '2');
   },
 );
