@@ -73,7 +73,9 @@ function notFound(deps: AppDeps): AppMiddleware {
   return async function notFound(ctx) {
     if (ctx.get('x-api-key')) {
       try {
-        await authenticateKey(ctx, () => limit(ctx, () => Promise.resolve()));
+        await authenticateKey(ctx, async () => {
+          await limit(ctx, () => Promise.resolve());
+        });
       } catch (err) {
         // An unknown path answers 404 whatever the key; only an over-limit key hears 429 first.
         if (!(err instanceof UnauthenticatedError)) throw err;

@@ -81,6 +81,22 @@ export class PayloadTooLargeError extends DomainError {
   }
 }
 
+/** 408: the client did not send its whole request in time (answered by the HTTP server). */
+export class RequestTimeoutError extends DomainError {
+  static override readonly code = 'REQUEST_TIMEOUT';
+  constructor() {
+    super('The request was not received in time.');
+  }
+}
+
+/** 431: the request line and headers are larger than the HTTP server reads (16 KiB). */
+export class HeadersTooLargeError extends DomainError {
+  static override readonly code = 'REQUEST_HEADERS_TOO_LARGE';
+  constructor() {
+    super('The request line and headers exceed 16 KiB.');
+  }
+}
+
 /** 415: a body that is not JSON. */
 export class UnsupportedMediaTypeError extends DomainError {
   static override readonly code = 'UNSUPPORTED_MEDIA_TYPE';

@@ -2,15 +2,18 @@
  * The OpenAPI 3.0.3 document, generated from the route declarations: the same zod schemas that
  * validate requests describe them here, so the document cannot drift from behaviour. Schemas with
  * a `.meta({ id })` become components; every route lists its own errors plus the ones every route
- * of its kind can answer (400 validation; 413 and 415 for routes with a body; 401, 429 and 503 —
+ * of its kind can answer (400, 408 and 431 for requests the HTTP server cannot read, and 400 for
+ * invalid input; 413 and 415 for routes with a body; 401, 429 and 503 —
  * the database cannot serve — for keyed routes; 500), so that partners' validating proxies and
  * fuzzers find every status the service can send.
  */
 import { z } from 'zod';
 import { statusOf } from './middleware/errors.ts';
 import {
+  HeadersTooLargeError,
   PayloadTooLargeError,
   RateLimitExceededError,
+  RequestTimeoutError,
   ServiceUnavailableError,
   UnauthenticatedError,
   UnsupportedMediaTypeError,
@@ -167,8 +170,13 @@ function responses(route: Route, components: Record<string, Json>): Json {
     }
     out[status] = response;
   }
-  const errorClasses: DomainErrorClass[] = [...(route.errors ?? [])];
-  if (route.params || route.query || route.body) errorClasses.push(ValidationError);
+  // Any request may be one the HTTP server cannot read (400, 408, 431), answered before routing.
+  const errorClasses: DomainErrorClass[] = [
+    ...(route.errors ?? []),
+    ValidationError,
+    RequestTimeoutError,
+    HeadersTooLargeError,
+  ];
   if (route.body) errorClasses.push(PayloadTooLargeError, UnsupportedMediaTypeError);
   if (route.auth) errorClasses.push(UnauthenticatedError, RateLimitExceededError);
   // Keyed routes read the database before anything else; a route that says what its own 503 means
@@ -198,42 +206,6 @@ function responses(route: Route, components: Record<string, Json>): Json {
     headers,
     content: {
       'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: InternalErrorExample },
-    },
-  };
-  // Requests the HTTP server cannot read are answered before any route, with the same body.
-  out.default = {
-    description:
-      'Error: a request the HTTP server cannot read, answered before any route — 400 VALIDATION_ERROR (a ' +
-      'control character in a header, a malformed request line), 408 REQUEST_TIMEOUT, 431 ' +
-      'REQUEST_HEADERS_TOO_LARGE (headers over 16 KiB).',
-    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
-    content: {
-      'application/json': {
-        schema: { $ref: '#/components/schemas/Error' },
-        examples: {
-          UnreadableRequest: {
-            value: {
-              ...InternalErrorExample,
-              error: 'VALIDATION_ERROR',
-              message: 'The request is not valid HTTP; see details.',
-            },
-          },
-          RequestTimeout: {
-            value: {
-              ...InternalErrorExample,
-              error: 'REQUEST_TIMEOUT',
-              message: 'The request was not received in time.',
-            },
-          },
-          HeadersTooLarge: {
-            value: {
-              ...InternalErrorExample,
-              error: 'REQUEST_HEADERS_TOO_LARGE',
-              message: 'The request headers exceed 16 KiB.',
-            },
-          },
-        },
-      },
     },
   };
   return out;

@@ -9,11 +9,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { App } from './app.ts';
+import {
+  HeadersTooLargeError,
+  RequestTimeoutError,
+  ValidationError,
+  type DomainErrorClass,
+} from './errors.ts';
+import { statusOf } from './middleware/errors.ts';
+import { SAFE_REQUEST_ID } from './middleware/request-id.ts';
 
 /** A client must send a whole request within this (slow-loris protection), headers within the next. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -21,7 +29,8 @@ const HEADERS_TIMEOUT_MS = 20_000;
 
 /** Creates the server for `app` and listens on `port` (0: any free port) of `host`. */
 export async function listen(app: App, port: number, host: string): Promise<Server> {
-  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, app.callback());
+  const handle = app.callback();
+  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => void handle(req, res));
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerUnparsable(err, socket));
   server.listen(port, host);
@@ -62,40 +71,47 @@ function connections(server: Server): Promise<number> {
 }
 
 /** Answers a request Node could not parse with the spec's error body, then closes the connection. */
-function answerUnparsable(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable || (err.code !== undefined && err.code === 'ECONNRESET')) {
+function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
-  const [status, reason, error, message] =
+  const refusal =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? [
-          431,
-          'Request Header Fields Too Large',
-          'REQUEST_HEADERS_TOO_LARGE',
-          'The request headers exceed 16 KiB.',
-        ]
+      ? new HeadersTooLargeError()
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'REQUEST_TIMEOUT', 'The request was not received in time.']
-        : [400, 'Bad Request', 'VALIDATION_ERROR', 'The request is not valid HTTP; see details.'];
-  const requestId = randomUUID();
-  const body: Record<string, unknown> = { error, message, request_id: requestId };
-  if (status === 400) {
-    body.details = [
-      {
-        field: '',
-        message: 'a header or the request line has a character HTTP does not allow',
-        in: 'header',
-      },
-    ];
-  }
+        ? new RequestTimeoutError()
+        : new ValidationError(
+            [
+              {
+                field: '',
+                message: 'a header or the request line has a character HTTP does not allow',
+                in: 'header',
+              },
+            ],
+            'The request is not valid HTTP; see details.',
+          );
+  const status = statusOf(refusal.constructor as DomainErrorClass);
+  const requestId = sentRequestId(err.rawPacket) ?? randomUUID();
+  const body: Record<string, unknown> = {
+    error: refusal.code,
+    message: refusal.message,
+    request_id: requestId,
+  };
+  if (refusal instanceof ValidationError) body.details = refusal.details;
   const text = JSON.stringify(body);
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\n` +
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(text)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
       'Connection: close\r\n\r\n' +
       text,
   );
+}
+
+/** The client's X-Request-Id, when the bytes Node read carry a safe one (echoed as usual). */
+function sentRequestId(raw: Buffer | undefined): string | undefined {
+  const sent = raw && /^x-request-id:[ \t]*([^\r\n]*?)[ \t]*\r?$/im.exec(raw.toString('latin1'))?.[1];
+  return sent && SAFE_REQUEST_ID.test(sent) ? sent : undefined;
 }

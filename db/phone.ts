@@ -16,15 +16,9 @@ export function normalizePhone(input: string): string | undefined {
 export const Phone = z
   .string()
   .max(20)
-  .transform((value, ctx) => {
-    const phone = normalizePhone(value);
-    if (phone) return phone;
-    ctx.addIssue({
-      code: 'custom',
-      message: 'must be a 10-digit Indian mobile starting 6-9, optionally +91',
-    });
-    return z.NEVER;
-  })
+  // The same rule as normalizePhone, written as a pattern so the OpenAPI document states it too.
+  .regex(/^\s*(?:\+91)?[6-9]\d{9}\s*$/, 'must be a 10-digit Indian mobile starting 6-9, optionally +91')
+  .transform((value) => normalizePhone(value)!)
   .meta({
     description: 'Indian 10-digit mobile, optional +91 prefix; returned as +91XXXXXXXXXX.',
     example: '+919812345678',

@@ -16,6 +16,7 @@ import {
   SubscriptionNotFoundError,
   DomainError,
   DoubleBookingAttemptError,
+  HeadersTooLargeError,
   HoldExpiredError,
   HoldNotFoundError,
   IdempotencyKeyMismatchError,
@@ -28,6 +29,7 @@ import {
   PayloadTooLargeError,
   PurchaseNotFoundError,
   RateLimitExceededError,
+  RequestTimeoutError,
   RouteNotFoundError,
   ServiceUnavailableError,
   UnauthenticatedError,
@@ -64,9 +66,11 @@ const STATUS = new Map<DomainErrorClass, number>([
   [InvalidHoldStateError, 409],
   [DoubleBookingAttemptError, 409],
   [IdempotencyKeyMismatchError, 409],
+  [RequestTimeoutError, 408],
   [PayloadTooLargeError, 413],
   [UnsupportedMediaTypeError, 415],
   [RateLimitExceededError, 429],
+  [HeadersTooLargeError, 431],
   [ServiceUnavailableError, 503],
 ]);
 

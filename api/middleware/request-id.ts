@@ -3,7 +3,7 @@ import type { AppMiddleware } from '../context.ts';
 import type { Logger } from '../../db/log.ts';
 
 /** The X-Request-Id values we echo (CONTRACT.md); anything else is replaced by a fresh id. */
-const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Names the request (echoing a safe client id), sets X-Request-Id, and scopes a child logger. */
 export function requestId(log: Logger): AppMiddleware {

@@ -125,7 +125,7 @@ test('null only where the spec makes a field nullable; numbers never as strings'
       venue_id: world.venueId,
       resource_id: world.court,
       slot_start: slots[2]!.slot_start,
-      ...(body as Record<string, unknown>),
+      ...body,
     } as Parameters<typeof hold>[2]);
     t.is(res.status, 400, JSON.stringify(body));
     t.deepEqual(fields(res.body), [`body:${field}`], res.text);
@@ -236,9 +236,10 @@ function raw(request: string): Promise<{ status: number; headers: string; body: 
 
 test('requests HTTP cannot carry get the error body too: a NUL in a header, oversized headers', async (t) => {
   const nul = await raw(
-    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\u0000\r\n\r\n`,
+    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-1\r\nx-api-key: ${world.apiKey}\u0000\r\n\r\n`,
   );
   t.is(nul.status, 400);
+  t.regex(nul.headers, /x-request-id: trace-1/i, 'a safe request id is echoed even here');
   t.like(JSON.parse(nul.body), { error: 'VALIDATION_ERROR', details: [{ in: 'header' }] });
   t.regex(nul.headers, /content-type: application\/json/i);
 

@@ -1,5 +1,6 @@
 /** A real listening app per test (or two, to race), and a small fetch wrapper to call it. */
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { connect, type AddressInfo } from 'node:net';
 import { buildApp } from '../../api/app.ts';
 import { listen } from '../../api/server.ts';
 import type { Route } from '../../api/route.ts';
@@ -92,4 +93,80 @@ export async function call(
   let parsed: unknown;
   if (response.headers.get('content-type')?.includes('application/json')) parsed = JSON.parse(text);
   return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+/**
+ * A request written byte for byte, for what `call()` (fetch) refuses or rewrites: a U+0000 or a
+ * repeated header, a malformed percent-escape in the target, any body under any content type.
+ */
+export interface RawRequest {
+  method: string;
+  /** Path and query, sent exactly as given (percent-encode it yourself). */
+  target: string;
+  /** Header lines in order, written as latin1 bytes; Host, Connection and Content-Length are added. */
+  headers?: readonly (readonly [string, string])[];
+  body?: string | Buffer;
+}
+
+/** How long a raw request may take before it counts as hung. */
+const RAW_TIMEOUT_MS = 15_000;
+
+/** Sends `request` over its own connection (Connection: close) and parses the answer. */
+export async function rawCall(server: TestServer, request: RawRequest): Promise<CallResult> {
+  const { hostname, port } = new URL(server.url);
+  const body = typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
+  const lines = [`${request.method} ${request.target} HTTP/1.1`, `Host: ${hostname}:${port}`];
+  for (const [name, value] of request.headers ?? []) lines.push(`${name}: ${value}`);
+  if (body) lines.push(`Content-Length: ${body.length}`);
+  lines.push('Connection: close', '', '');
+  const head = Buffer.from(lines.join('\r\n'), 'latin1');
+  const socket = connect(Number(port), hostname);
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.setTimeout(RAW_TIMEOUT_MS, () => socket.destroy(new Error(`no answer within ${RAW_TIMEOUT_MS} ms`)));
+  socket.write(body ? Buffer.concat([head, body]) : head);
+  // The server may answer and close before it has read a body it refuses (413): that is an answer.
+  socket.on('error', () => undefined);
+  await once(socket, 'close');
+  return parseResponse(Buffer.concat(chunks));
+}
+
+/** Parses an HTTP/1.1 response: status line, headers, a Content-Length or chunked body. */
+function parseResponse(raw: Buffer): CallResult {
+  const end = raw.indexOf('\r\n\r\n');
+  if (end < 0) throw new Error(`no HTTP response (got ${raw.length} bytes)`);
+  const [statusLine = '', ...headerLines] = raw.subarray(0, end).toString('latin1').split('\r\n');
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]);
+  if (!status) throw new Error(`malformed status line: ${statusLine}`);
+  const headers = new Headers();
+  for (const line of headerLines) {
+    const colon = line.indexOf(':');
+    headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+  }
+  let payload = raw.subarray(end + 4);
+  if (headers.get('transfer-encoding')?.includes('chunked')) payload = unchunk(payload);
+  else if (headers.has('content-length'))
+    payload = payload.subarray(0, Number(headers.get('content-length')));
+  const text = payload.toString('utf8');
+  let body: unknown;
+  if (headers.get('content-type')?.includes('application/json')) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+  }
+  return { status, headers, body, text };
+}
+
+function unchunk(data: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const lineEnd = data.indexOf('\r\n', at);
+    const size = parseInt(data.subarray(at, lineEnd).toString('latin1'), 16);
+    if (!(size > 0)) return Buffer.concat(parts);
+    parts.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));
+    at = lineEnd + 2 + size + 2;
+  }
 }

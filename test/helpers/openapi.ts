@@ -2,6 +2,7 @@
  * Checks real responses against the OpenAPI document the service serves: the status must be
  * documented for the operation and the body must validate against its schema (Ajv, with the
  * document's local refs inlined and OpenAPI 3.0's `nullable` turned into JSON Schema's null type).
+ * The same validator tells whether a request's own values are what the document asks for.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -16,7 +17,6 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 type Json = Record<string, unknown>;
 let document: Json | undefined;
 const ajv = addFormats(new Ajv({ strict: false, allErrors: true }));
-const compiled = new Map<string, ValidateFunction>();
 
 /** The document as `GET /openapi.json` serves it. */
 export function openApiDocument(): Json {
@@ -55,24 +55,57 @@ function nullableToJsonSchema(schema: Json): Json {
   return out;
 }
 
+/** What a response needs for checking: its status, its parsed JSON body and its raw text. */
+export type ResponseLike = Pick<CallResult, 'status' | 'body' | 'text'>;
+
+const validators = new WeakMap<Json, Map<string, ValidateFunction>>();
+
+/**
+ * What is wrong with `result` as a response of `operation` ("GET /partner/venues/{venueId}") in
+ * `doc`: the document built in-process or the one a server serves. Empty when the status is
+ * documented for the operation and the body matches its schema (or is empty where none is).
+ */
+export function responseProblems(doc: Json, operation: string, result: ResponseLike): string[] {
+  const [method, path] = operation.split(' ') as [string, string];
+  const op = (doc.paths as Record<string, Record<string, Json>>)[path]?.[method.toLowerCase()];
+  if (!op) return [`${operation} is not in the OpenAPI document`];
+  const response = (op.responses as Record<string, Json>)[String(result.status)];
+  if (!response) return [`${operation} does not document status ${result.status}`];
+  const content = response.content as Record<string, { schema: Json }> | undefined;
+  if (!content) {
+    return result.text === '' ? [] : [`${operation} ${result.status} documents no body but one was sent`];
+  }
+  const schema = content['application/json']?.schema;
+  if (!schema) return [`${operation} ${result.status} documents no application/json body`];
+  const key = `${operation} ${result.status}`;
+  let cache = validators.get(doc);
+  if (!cache) validators.set(doc, (cache = new Map()));
+  let validate = cache.get(key);
+  if (!validate) {
+    validate = ajv.compile(toJsonSchema(schema, doc) as Json);
+    cache.set(key, validate);
+  }
+  if (result.body === undefined) return [`${key} body is not JSON: ${result.text.slice(0, 200)}`];
+  return validate(result.body)
+    ? []
+    : [`${key} body does not match the document: ${ajv.errorsText(validate.errors)}`];
+}
+
 /** Asserts that `result` is a documented response of `operation` ("GET /partner/venues/{venueId}"). */
 export function assertDocumented(t: ExecutionContext, operation: string, result: CallResult): void {
-  const [method, path] = operation.split(' ') as [string, string];
-  const doc = dereferenced();
-  const op = (doc.paths as Record<string, Record<string, Json>>)[path]?.[method.toLowerCase()];
-  if (!op) return void t.fail(`${operation} is not in the OpenAPI document`);
-  const response = (op.responses as Record<string, Json>)[String(result.status)];
-  if (!response) return void t.fail(`${operation} does not document status ${result.status}`);
-  const content = response.content as Record<string, { schema: Json }> | undefined;
-  if (!content) return void t.is(result.text, '', `${operation} ${result.status} documents no body`);
-  const key = `${operation} ${result.status}`;
-  let validate = compiled.get(key);
+  const problems = responseProblems(dereferenced(), operation, result);
+  t.deepEqual(problems, [], problems.join('; '));
+}
+
+const schemaValidators = new WeakMap<object, ValidateFunction>();
+
+/** What is wrong with `value` for `schema`, a schema (or `$ref`) of `doc`; empty when it is valid. */
+export function schemaProblems(doc: Json, schema: Json, value: unknown): string[] {
+  let validate = schemaValidators.get(schema);
   if (!validate) {
-    validate = ajv.compile(toJsonSchema(content['application/json']!.schema, doc) as Json);
-    compiled.set(key, validate);
+    validate = ajv.compile(toJsonSchema(schema, doc) as Json);
+    schemaValidators.set(schema, validate);
   }
-  t.true(
-    validate(result.body),
-    `${key} body does not match the document: ${ajv.errorsText(validate.errors)}`,
-  );
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
 }
