@@ -25,6 +25,9 @@ export const LOCK_NOT_AVAILABLE = '55P03';
 const UNAVAILABLE_CLASSES = ['08', '53'];
 const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', QUERY_CANCELED, LOCK_NOT_AVAILABLE]);
 
+/** A five-character SQLSTATE, as opposed to node's socket error codes (ECONNREFUSED …). */
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
 /** Socket-level failures of a connection to the server (node's `err.code`). */
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',
@@ -73,10 +76,11 @@ export function isDataException(err: unknown): err is pg.DatabaseError {
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
-    if (e instanceof pg.DatabaseError && typeof code === 'string') {
+    if (typeof code === 'string' && SOCKET_CODES.has(code)) return true; // before: EPIPE has 5 letters
+    // By shape, not class: pg-boss hands on the driver's errors as plain objects.
+    if (typeof code === 'string' && SQLSTATE.test(code)) {
       return UNAVAILABLE_CODES.has(code) || UNAVAILABLE_CLASSES.includes(code.slice(0, 2));
     }
-    if (typeof code === 'string' && SOCKET_CODES.has(code)) return true;
     if ((e as { name?: unknown }).name === 'KnexTimeoutError') return true;
     if (e instanceof Error && CONNECTION_MESSAGES.test(e.message)) return true;
   }

@@ -1,0 +1,449 @@
+/**
+ * Faults of a real deployment, with the service run as processes (`web`, `worker`) on a PostgreSQL
+ * of this file's own — an embedded one, whatever DATABASE_URL says, because the test restarts it:
+ *
+ * - PostgreSQL stopped and started again under a hold → confirm load and a webhook stream: while it
+ *   is down web answers 503 (never 500, never a request left hanging) and /health says so; once it
+ *   is back web and worker recover by themselves, no event is lost, no job stays active, and no
+ *   hold or booking is half-made.
+ * - SIGTERM to web under load: every request web started on is answered, and every answered write
+ *   is in the database.
+ * - SIGTERM to a worker in the middle of deliveries: it stops cleanly, and a new worker delivers
+ *   everything.
+ *
+ * The clients behave as a careful partner does: a 503 is retried with the same idempotency key.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import { setTimeout as pause } from 'node:timers/promises';
+import { ensureDatabase, withDatabase } from '../db/database-url.ts';
+import { startEmbeddedPostgres, type EmbeddedServer } from '../db/embedded.ts';
+import { createDb, type Knex } from '../db/knex.ts';
+import { createLogger } from '../db/log.ts';
+import { migrate } from '../db/migrate.ts';
+import { gridSlots, makeBookingWorld, type GridSlot } from './helpers/booking.ts';
+import { startProcess, type Started } from './helpers/processes.ts';
+import { waitFor } from './helpers/wait.ts';
+import { startReceiver, type Receiver } from './helpers/webhooks.ts';
+
+/** No request may take longer than this; a longer one is a hang. */
+const REQUEST_TIMEOUT_MS = 15_000;
+
+let server: EmbeddedServer;
+let url: string;
+let db: Knex;
+const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+
+test.before(async () => {
+  server = await startEmbeddedPostgres('test-faults-pg', { log });
+  const name = `faults_${randomUUID().slice(0, 8)}`;
+  await ensureDatabase(server.adminUrl, name);
+  url = withDatabase(server.adminUrl, name);
+  await migrate(url, log);
+  db = createDb(url, { poolMax: 4 });
+});
+test.after.always(async () => {
+  await db?.destroy();
+  await server?.stop();
+});
+
+/** The service's environment: quick webhook retries, so a test sees them. */
+const serviceEnv = () => ({
+  DATABASE_URL: url,
+  SERVICE_ENV: 'local',
+  WEBHOOK_RETRY_DELAYS: '1,1,1,1',
+  WEBHOOK_TIMEOUT_MS: '3000',
+});
+
+/** Starts `script` for one test and stops it (SIGTERM) when the test ends. */
+async function run(t: ExecutionContext, script: string, ready: string): Promise<Started & { port: number }> {
+  const started = startProcess(script, serviceEnv());
+  t.teardown(() => started.stop());
+  const line = await started.logLine(ready);
+  return { ...started, port: Number(line.port ?? 0) };
+}
+
+/** One HTTP exchange on a connection of its own (no keep-alive, so "in flight" is unambiguous). */
+interface Exchange {
+  status?: number;
+  body?: Record<string, any>;
+  /** A network error code: the request was not answered. */
+  error?: string;
+}
+
+function send(port: number, method: string, path: string, key?: string, body?: unknown): Promise<Exchange> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: false,
+        headers: {
+          connection: 'close',
+          ...(key ? { 'x-api-key': key } : {}),
+          ...(payload
+            ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+            : {}),
+        },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => {
+          let parsed: Record<string, any> | undefined;
+          try {
+            parsed = JSON.parse(text) as Record<string, any>;
+          } catch {
+            parsed = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, ...(parsed ? { body: parsed } : {}) });
+        });
+        res.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.name }));
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.name }));
+    req.end(payload);
+  });
+}
+
+/** What a load client saw: every answer, and the writes it got a 201 for. */
+interface Seen {
+  statuses: number[];
+  errors: string[];
+  /** Idempotency keys of writes that got no answer. */
+  unanswered: string[];
+  holds: { key: string; holdId: string }[];
+  bookings: { key: string; bookingId: string }[];
+}
+
+function newSeen(): Seen {
+  return { statuses: [], errors: [], unanswered: [], holds: [], bookings: [] };
+}
+
+/**
+ * A careful partner's write: sent until it is answered with something other than 503 (the body,
+ * and so its idempotency key, the same each time), or until `giveUp()` says stop (then undefined).
+ */
+async function write(
+  seen: Seen,
+  port: () => number,
+  path: string,
+  apiKey: string,
+  body: Record<string, unknown>,
+  giveUp: () => boolean,
+): Promise<Exchange | undefined> {
+  for (;;) {
+    const answer = await send(port(), 'POST', path, apiKey, body);
+    if (answer.error) {
+      seen.errors.push(answer.error);
+      seen.unanswered.push(body.idempotency_key as string);
+    } else seen.statuses.push(answer.status!);
+    if (answer.status !== undefined && answer.status !== 503) return answer;
+    if (giveUp()) return undefined;
+    await pause(25);
+  }
+}
+
+/** Hold → confirm cycles on slots taken from `pool`, until `done()`. */
+async function cycles(
+  seen: Seen,
+  port: () => number,
+  apiKey: string,
+  venueId: string,
+  pool: GridSlot[],
+  done: () => boolean,
+): Promise<void> {
+  while (!done()) {
+    const slot = pool.pop();
+    if (!slot) return;
+    const holdKey = randomUUID();
+    const held = await write(
+      seen,
+      port,
+      '/api/v1/bookings/hold',
+      apiKey,
+      {
+        venue_id: venueId,
+        resource_id: slot.resource_id,
+        slot_start: slot.slot_start.toISOString(),
+        slot_duration_minutes: 60,
+        idempotency_key: holdKey,
+      },
+      done,
+    );
+    if (held?.status !== 201) continue;
+    seen.holds.push({ key: holdKey, holdId: held.body!.hold_id as string });
+    const confirmKey = randomUUID();
+    const confirmed = await write(
+      seen,
+      port,
+      '/api/v1/bookings/confirm',
+      apiKey,
+      {
+        hold_id: held.body!.hold_id,
+        payment_reference: 'pay',
+        customer_name: 'Asha Rao',
+        customer_phone: '9812345678',
+        idempotency_key: confirmKey,
+      },
+      done,
+    );
+    if (confirmed?.status === 201) {
+      seen.bookings.push({ key: confirmKey, bookingId: confirmed.body!.booking_id as string });
+    }
+  }
+}
+
+/** A world on this file's database: a partner, a venue with courts, their slots for some days. */
+async function slotPool(days: number) {
+  const w = await makeBookingWorld(db);
+  const pool: GridSlot[] = [];
+  for (let day = 1; day <= days; day++) {
+    for (const resource of [w.court, w.halfA, w.halfB])
+      pool.push(...(await gridSlots(db, w.venueId, resource, day)));
+  }
+  return { ...w, pool: pool.sort(() => Math.random() - 0.5) };
+}
+
+/** Subscribes the partner to every event type, to a receiver that verifies signatures. */
+async function subscribeAll(t: ExecutionContext, port: number, apiKey: string): Promise<Receiver> {
+  let secret = '';
+  const receiver = await startReceiver(() => secret);
+  t.teardown(() => receiver.close());
+  const res = await send(port, 'POST', '/api/v1/partner/webhooks', apiKey, {
+    endpoint_url: receiver.url,
+    event_types: [
+      'hold_created',
+      'hold_cancelled',
+      'hold_expired',
+      'booking_created',
+      'booking_cancelled',
+      'booking_refunded',
+      'waitlist_promoted',
+    ],
+  });
+  if (res.status !== 201) throw new Error(JSON.stringify(res));
+  secret = res.body!.secret_key as string;
+  return receiver;
+}
+
+/** Nothing half-made: every hold, reservation, booking, event and key is whole. */
+async function assertWhole(t: ExecutionContext, venueId: string): Promise<void> {
+  const { rows } = await db.raw<{ rows: Record<string, number>[] }>(
+    `select
+       (select count(*) from holds h where h.venue_id = ?
+          and (select count(*) from events e where e.hold_id = h.id and e.event_type = 'hold_created') <> 1)
+         as holds_without_one_created_event,
+       (select count(*) from holds h where h.venue_id = ? and h.status in ('ACTIVE', 'CONFIRMED')
+          and (select count(*) from reservations r where r.hold_id = h.id and r.active)
+              <> cardinality(resource_units(h.resource_id))) as live_holds_without_their_reservations,
+       (select count(*) from holds h where h.venue_id = ? and h.status = 'CONFIRMED'
+          and (select count(*) from bookings b where b.hold_id = h.id) <> 1) as confirmed_holds_without_one_booking,
+       (select count(*) from bookings b where b.venue_id = ?
+          and (select count(*) from events e where e.booking_id = b.id and e.event_type = 'booking_created') <> 1)
+         as bookings_without_one_created_event,
+       (select count(*) from idempotency_keys where status_code is null) as keys_without_a_result`,
+    [venueId, venueId, venueId, venueId],
+  );
+  t.deepEqual(rows[0], {
+    holds_without_one_created_event: 0,
+    live_holds_without_their_reservations: 0,
+    confirmed_holds_without_one_booking: 0,
+    bookings_without_one_created_event: 0,
+    keys_without_a_result: 0,
+  });
+}
+
+/** Every answered write is in the database, under its key. */
+async function assertAnsweredWritesStored(t: ExecutionContext, seen: Seen): Promise<void> {
+  const holds = await db('holds')
+    .whereIn(
+      'id',
+      seen.holds.map((h) => h.holdId),
+    )
+    .pluck('id');
+  t.is(holds.length, seen.holds.length, 'every hold answered 201 exists');
+  const bookings = await db('bookings')
+    .whereIn(
+      'id',
+      seen.bookings.map((b) => b.bookingId),
+    )
+    .pluck('id');
+  t.is(bookings.length, seen.bookings.length, 'every booking answered 201 exists');
+}
+
+/** Every event of the venue reached the receiver, verified; no job is left active. */
+async function assertDeliveredAndSettled(
+  t: ExecutionContext,
+  venueId: string,
+  receiver: Receiver,
+): Promise<void> {
+  t.teardown(async () => {
+    if (t.passed) return;
+    const deliveries = await db('webhook_deliveries').groupBy('status').select('status').count({ n: '*' });
+    const jobs = await db.raw(
+      'select name, state, count(*)::int as n from pgboss.job group by 1, 2 order by 1, 2',
+    );
+    const received = new Set(receiver.received.map((r) => r.event?.event_id));
+    const missing = (
+      await db('events').where({ venue_id: venueId }).select('id', 'event_type', 'occurred_at')
+    ).filter((e: { id: string }) => !received.has(e.id));
+    t.log({ deliveries, jobs: jobs.rows, missing: missing.slice(0, 10), missingCount: missing.length });
+  });
+  await waitFor(
+    async () => {
+      const ids: string[] = await db('events').where({ venue_id: venueId }).pluck('id');
+      const received = new Set(receiver.received.map((r) => r.event?.event_id));
+      return ids.length > 0 && ids.every((id) => received.has(id));
+    },
+    { timeout: 60_000, interval: 200 },
+  );
+  await waitFor(
+    async () => {
+      const { rows } = await db.raw<{ rows: { n: number }[] }>(
+        "select count(*)::int as n from pgboss.job where state = 'active'",
+      );
+      return rows[0]!.n === 0;
+    },
+    { timeout: 60_000, interval: 200 },
+  );
+}
+
+test.serial(
+  'PostgreSQL restarted under load: 503 while it is down, recovery by itself, nothing lost, stuck or half-made',
+  async (t) => {
+    const w = await slotPool(3);
+    const web = await run(t, 'api/main.ts', 'web listening');
+    const worker = await run(t, 'workers/main.ts', 'workers started');
+    const receiver = await subscribeAll(t, web.port, w.apiKey);
+
+    const seen = newSeen();
+    const health: number[] = [];
+    let done = false;
+    const load = Promise.all(
+      Array.from({ length: 4 }, () =>
+        cycles(
+          seen,
+          () => web.port,
+          w.apiKey,
+          w.venueId,
+          w.pool,
+          () => done,
+        ),
+      ),
+    );
+    const polling = (async () => {
+      while (!done) {
+        const answer = await send(web.port, 'GET', '/health');
+        if (answer.error) seen.errors.push(`health ${answer.error}`);
+        else health.push(answer.status!);
+        await pause(20);
+      }
+    })();
+
+    await waitFor(() => seen.bookings.length >= 10, { timeout: 30_000 });
+    await server.stop();
+    await waitFor(() => health.filter((s) => s === 503).length >= 3 && seen.statuses.includes(503), {
+      timeout: 30_000,
+    });
+    await server.restart();
+    const bookedBefore = seen.bookings.length;
+    await waitFor(() => seen.bookings.length >= bookedBefore + 10, { timeout: 30_000 });
+    done = true;
+    await Promise.all([load, polling]);
+
+    t.deepEqual(seen.errors, [], 'every request was answered, none hung or was cut');
+    t.deepEqual([...new Set(seen.statuses)].sort(), [201, 503], 'writes answered 201 or 503, never 500');
+    t.deepEqual([...new Set(health)].sort(), [200, 503], '/health told the truth');
+    await assertAnsweredWritesStored(t, seen);
+    await assertWhole(t, w.venueId);
+    await assertDeliveredAndSettled(t, w.venueId, receiver);
+    for (const process of [web, worker]) {
+      const errors = process
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"level":50'));
+      t.deepEqual(errors, [], 'an outage is a warning, not an error, in the logs');
+    }
+  },
+);
+
+test.serial(
+  'SIGTERM to web under load: every request it started on is answered, every answer stored',
+  async (t) => {
+    const w = await slotPool(2);
+    const web = await run(t, 'api/main.ts', 'web listening');
+    const seen = newSeen();
+    let done = false;
+    const load = Promise.all(
+      // A client stops at its first refused connection: web is gone.
+      Array.from({ length: 8 }, () =>
+        cycles(
+          seen,
+          () => web.port,
+          w.apiKey,
+          w.venueId,
+          w.pool,
+          () => done || seen.errors.length > 0,
+        ),
+      ),
+    );
+    await waitFor(() => seen.bookings.length >= 10, { timeout: 30_000 });
+    t.is(await web.stop(), 0, web.output());
+    done = true;
+    await load;
+
+    t.false(
+      seen.statuses.some((s) => s >= 500),
+      `no 5xx: ${[...new Set(seen.statuses)].join(',')}`,
+    );
+    // Once web stops listening, new connections are refused, and the kernel resets those it had
+    // queued but web never accepted: neither reached web, so neither may have had an effect.
+    t.true(
+      seen.errors.every((e) => e === 'ECONNREFUSED' || e === 'ECONNRESET'),
+      `unanswered only because never received: ${seen.errors.join(',')}`,
+    );
+    const started = await db('idempotency_keys').whereIn('key', seen.unanswered).pluck('key');
+    t.deepEqual(started, [], 'no unanswered write had an effect: every request web started on was answered');
+    await assertAnsweredWritesStored(t, seen);
+    await assertWhole(t, w.venueId);
+  },
+);
+
+test.serial(
+  'SIGTERM to a worker in the middle of deliveries: it stops cleanly and nothing is lost',
+  async (t) => {
+    const w = await slotPool(1);
+    const web = await run(t, 'api/main.ts', 'web listening');
+    const receiver = await subscribeAll(t, web.port, w.apiKey);
+    // An endpoint that does not answer (until later) keeps attempts in flight when the signal comes.
+    let hanging = true;
+    receiver.respond = () => (hanging ? undefined : 200);
+
+    const seen = newSeen();
+    let done = false;
+    const load = cycles(
+      seen,
+      () => web.port,
+      w.apiKey,
+      w.venueId,
+      w.pool,
+      () => done || seen.holds.length >= 15,
+    );
+    const first = await run(t, 'workers/main.ts', 'workers started');
+    await waitFor(() => receiver.received.length >= 3, { timeout: 30_000 });
+    t.is(await first.stop(), 0, first.output());
+    done = true;
+    await load;
+    hanging = false;
+    await run(t, 'workers/main.ts', 'workers started');
+    await assertDeliveredAndSettled(t, w.venueId, receiver);
+    const unfinished = await db('webhook_attempts').whereNull('finished_at').count({ n: '*' });
+    t.is(Number(unfinished[0]!.n), 0, 'every attempt was finished or taken over');
+  },
+);

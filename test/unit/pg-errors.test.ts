@@ -1,0 +1,43 @@
+/**
+ * Telling an unavailable database from a wrong request: the error middleware answers 503 for the
+ * first, and a wrong guess either way is a 500 where a retry would do, or a retry loop on a bug.
+ */
+import test from 'ava';
+import pg from 'pg';
+import { isDatabaseUnavailable, isDataException, isTransientConflict } from '../../db/pg-errors.ts';
+
+function databaseError(code: string): pg.DatabaseError {
+  const err = new pg.DatabaseError('server said no', 0, 'error');
+  err.code = code;
+  return err;
+}
+
+test('an outage, a restart or a timeout is unavailability, whatever wraps it', (t) => {
+  for (const code of ['57P01', '57P02', '57P03', '08006', '53300', '57014', '55P03']) {
+    t.true(isDatabaseUnavailable(databaseError(code)), code);
+    t.true(isDatabaseUnavailable({ code, message: `${code} as pg-boss hands it on` }), `${code} plain`);
+  }
+  for (const code of ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']) {
+    t.true(isDatabaseUnavailable(Object.assign(new Error('socket'), { code })), code);
+  }
+  t.true(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')));
+  t.true(
+    isDatabaseUnavailable(
+      Object.assign(new Error('Knex: Timeout acquiring a connection'), { name: 'KnexTimeoutError' }),
+    ),
+  );
+  t.true(isDatabaseUnavailable(new Error('wrapped', { cause: databaseError('57P01') })));
+});
+
+test('a wrong request or a bug is not unavailability', (t) => {
+  for (const code of ['23505', '23P01', '42703', '22021', '40P01']) {
+    t.false(isDatabaseUnavailable(databaseError(code)), code);
+  }
+  t.false(isDatabaseUnavailable(new Error('something else')));
+  t.false(isDatabaseUnavailable(undefined));
+  t.true(isDataException(databaseError('22008')));
+  t.false(isDataException(databaseError('23505')));
+  t.true(isTransientConflict(databaseError('40P01')));
+  t.true(isTransientConflict(databaseError('40001')));
+  t.false(isTransientConflict(databaseError('23P01')));
+});
