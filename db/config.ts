@@ -53,8 +53,9 @@ export interface Config {
   readonly webhookAllowPrivateTargets: boolean;
   readonly logLevel: (typeof LOG_LEVELS)[number];
   /**
-   * PostgreSQL `statement_timeout` and `lock_timeout` of the web's connections, in ms (0: none): a
-   * stuck query or lock then ends in a clean 503 instead of holding a pool slot forever.
+   * PostgreSQL `statement_timeout` and `lock_timeout` of the web's and workers' connections, in ms
+   * (0: none): a stuck query or lock then ends in a clean 503 (or a retried job) instead of holding
+   * a pool slot forever.
    */
   readonly databaseStatementTimeoutMs: number;
   readonly databaseLockTimeoutMs: number;

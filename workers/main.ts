@@ -36,7 +36,15 @@ export async function startWorkers(
   log: Logger,
   { modules = jobs, lookup }: WorkerOptions = {},
 ): Promise<Workers> {
-  const db = createDb(databaseUrl, { poolMax: 10, applicationName: 'booking-worker', log });
+  // The web's statement and lock limits hold here too: a stuck statement fails its job, which
+  // pg-boss retries, instead of holding a connection forever.
+  const db = createDb(databaseUrl, {
+    poolMax: 10,
+    applicationName: 'booking-worker',
+    log,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    lockTimeoutMs: config.databaseLockTimeoutMs,
+  });
   const boss = createBoss(databaseUrl, 'worker', log);
   await boss.start();
   const deps: JobDeps = lookup ? { db, boss, config, log, lookup } : { db, boss, config, log };
