@@ -12,11 +12,12 @@ import { createDb } from './db/knex.ts';
 import { createLogger, type Logger } from './db/log.ts';
 import { migrate } from './db/migrate.ts';
 import * as partners from './db/queries/partners.ts';
-import { onShutdownSignal } from './db/shutdown.ts';
+import { onShutdownSignal, printOnlyJson } from './db/shutdown.ts';
 import { startWorkers } from './workers/main.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel);
+printOnlyJson(log);
 
 // Whatever has started, stopped in reverse order on SIGTERM, even one that arrives mid-start-up, so
 // the embedded PostgreSQL (started first) stops last.

@@ -6,7 +6,8 @@ import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/config.
 import { createBoss } from '../db/boss.ts';
 import { createDb } from '../db/knex.ts';
 import { createLogger, type Logger } from '../db/log.ts';
-import { onShutdownSignal } from '../db/shutdown.ts';
+import { runAsProcess } from '../db/shutdown.ts';
+import { waitForDatabase } from '../db/wait-for-database.ts';
 import { buildApp } from './app.ts';
 import { closeGracefully, listen } from './server.ts';
 
@@ -19,8 +20,17 @@ export interface WebServer {
   stop(): Promise<void>;
 }
 
-/** Starts the API on `config.port` against `databaseUrl`. */
-export async function startWeb(config: Config, databaseUrl: string, log: Logger): Promise<WebServer> {
+/**
+ * Starts the API on `config.port` against `databaseUrl`, once the database answers (`signal`
+ * abandons the wait).
+ */
+export async function startWeb(
+  config: Config,
+  databaseUrl: string,
+  log: Logger,
+  signal?: AbortSignal,
+): Promise<WebServer> {
+  await waitForDatabase(databaseUrl, log, signal);
   const db = createDb(databaseUrl, {
     poolMax: 10,
     applicationName: 'booking-web',
@@ -49,8 +59,5 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger)
 if (import.meta.main) {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
-  // Listen for signals before starting, so a SIGTERM during start-up still stops gracefully.
-  const web = startWeb(config, requireDatabaseUrl(config), log);
-  onShutdownSignal(log, async () => (await web).stop());
-  await web;
+  await runAsProcess(log, (signal) => startWeb(config, requireDatabaseUrl(config), log, signal));
 }

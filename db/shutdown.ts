@@ -1,3 +1,7 @@
+/**
+ * The life of a long-running process (web, worker, start): how it starts, what it prints, how it
+ * stops.
+ */
 import type { Logger } from './log.ts';
 
 /**
@@ -20,4 +24,53 @@ export function onShutdownSignal(log: Logger, stop: () => Promise<void>): void {
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+}
+
+/**
+ * Makes every line the process prints JSON, as CONTRACT.md asks of web and worker: Node's own
+ * warnings go through the logger instead of its plain-text printer, and an uncaught error is one
+ * fatal log line and exit 1 instead of a stack trace on stderr.
+ */
+export function printOnlyJson(log: Logger): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) =>
+    log.warn({ warning: { name: warning.name, message: warning.message } }, 'node warning'),
+  );
+  const fatal = (err: unknown) => {
+    log.fatal({ err }, 'uncaught error');
+    process.exit(1);
+  };
+  process.on('uncaughtException', fatal);
+  process.on('unhandledRejection', fatal);
+}
+
+/** A started part of the service that can stop gracefully. */
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `start` as the process: only JSON lines are printed; SIGTERM or SIGINT stops it gracefully,
+ * also during start-up (the `signal` given to `start` is aborted then, so a start still waiting for
+ * the database gives up and the process exits 0); a start that fails is a fatal line and exit 1.
+ */
+export async function runAsProcess(
+  log: Logger,
+  start: (signal: AbortSignal) => Promise<Stoppable>,
+): Promise<void> {
+  printOnlyJson(log);
+  const abort = new AbortController();
+  const started = start(abort.signal);
+  onShutdownSignal(log, async () => {
+    abort.abort();
+    const part = await started.catch(() => undefined);
+    await part?.stop();
+  });
+  try {
+    await started;
+  } catch (err) {
+    if (abort.signal.aborted) return; // stopping: the signal handler exits
+    log.fatal({ err }, 'could not start');
+    process.exit(1);
+  }
 }

@@ -447,3 +447,37 @@ test.serial(
     t.is(Number(unfinished[0]!.n), 0, 'every attempt was finished or taken over');
   },
 );
+
+test.serial(
+  'web and worker started while PostgreSQL is down start by themselves once it is up',
+  async (t) => {
+    const w = await slotPool(1);
+    await server.stop();
+    try {
+      const web = startProcess('api/main.ts', serviceEnv());
+      const worker = startProcess('workers/main.ts', serviceEnv());
+      t.teardown(async () => {
+        await web.stop();
+        await worker.stop();
+      });
+      await Promise.all([
+        web.logLine('waiting for the database'),
+        worker.logLine('waiting for the database'),
+      ]);
+      await server.restart();
+      const [{ port }] = await Promise.all([web.logLine('web listening'), worker.logLine('workers started')]);
+      const seen = newSeen();
+      await cycles(
+        seen,
+        () => Number(port),
+        w.apiKey,
+        w.venueId,
+        w.pool,
+        () => seen.bookings.length >= 1,
+      );
+      t.is(seen.bookings.length, 1, JSON.stringify(seen));
+    } finally {
+      await server.restart(); // running again whatever happened (a no-op stop if it runs)
+    }
+  },
+);

@@ -3,7 +3,7 @@
  * budget per key, `web` and `worker` stop with exit 0 on SIGTERM, bad configuration stops a process
  * with one line naming the variable, and `migrate` is repeatable.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
@@ -58,6 +58,51 @@ test('invalid configuration stops a process at start with one line naming the va
     t.is(code, 1, script);
     t.is(bad.output().trim().split('\n').length, 1, bad.output());
     t.regex(bad.output(), new RegExp(`^invalid configuration: ${name} `));
+  }
+});
+
+/** Every line a process printed, each of which must be a JSON object. */
+function jsonLines(t: ExecutionContext, output: string): Record<string, unknown>[] {
+  return output
+    .trim()
+    .split('\n')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        t.fail(`not a JSON line: ${line}`);
+        return {};
+      }
+    });
+}
+
+test('web and worker started before their database wait for it, print only JSON, and stop with exit 0', async (t) => {
+  const nowhere = 'postgres://postgres@127.0.0.1:1/booking';
+  for (const [script, ready] of [
+    ['api/main.ts', 'web listening'],
+    ['workers/main.ts', 'workers started'],
+  ] as const) {
+    const waiting = start(script, { DATABASE_URL: nowhere });
+    await waiting.logLine('waiting for the database');
+    t.is(await stop(waiting), 0, waiting.output());
+    const lines = jsonLines(t, waiting.output());
+    t.false(lines.some((line) => line.msg === ready));
+    t.false(
+      lines.some((line) => (line.level as number) >= 50),
+      waiting.output(),
+    );
+  }
+});
+
+test('a database that refuses outright stops web and worker with one fatal JSON line', async (t) => {
+  const missing = database().url.replace(/\/[^/]*$/, '/no_such_database');
+  for (const script of ['api/main.ts', 'workers/main.ts']) {
+    const refused = start(script, { DATABASE_URL: missing });
+    const [code] = (await once(refused.child, 'exit')) as [number];
+    t.is(code, 1, refused.output());
+    const fatal = jsonLines(t, refused.output()).filter((line) => line.level === 60);
+    t.is(fatal.length, 1, refused.output());
+    t.is(fatal[0]!.msg, 'could not start');
   }
 });
 

@@ -10,7 +10,8 @@ import { RetryLaterError } from '../db/jobs.ts';
 import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/config.ts';
 import { createDb } from '../db/knex.ts';
 import { createLogger, type Logger } from '../db/log.ts';
-import { onShutdownSignal } from '../db/shutdown.ts';
+import { runAsProcess } from '../db/shutdown.ts';
+import { waitForDatabase } from '../db/wait-for-database.ts';
 import { jobs, type JobDeps, type JobModule } from './registry.ts';
 
 /** How long active jobs get to finish after SIGTERM. */
@@ -27,15 +28,18 @@ export interface WorkerOptions {
   modules?: readonly JobModule[];
   /** The resolver webhook attempts dial through (default: node:dns lookup). */
   lookup?: LookupFunction;
+  /** Abandons the wait for the database at start-up. */
+  signal?: AbortSignal;
 }
 
-/** Starts pg-boss and one worker per registered job. */
+/** Starts pg-boss and one worker per registered job, once the database answers. */
 export async function startWorkers(
   config: Config,
   databaseUrl: string,
   log: Logger,
-  { modules = jobs, lookup }: WorkerOptions = {},
+  { modules = jobs, lookup, signal }: WorkerOptions = {},
 ): Promise<Workers> {
+  await waitForDatabase(databaseUrl, log, signal);
   // The web's statement and lock limits hold here too: a stuck statement fails its job, which
   // pg-boss retries, instead of holding a connection forever.
   const db = createDb(databaseUrl, {
@@ -109,8 +113,5 @@ async function runBatch(module: JobModule, batch: Job<unknown>[], deps: JobDeps)
 if (import.meta.main) {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
-  // Listen for signals before starting, so a SIGTERM during start-up still stops gracefully.
-  const workers = startWorkers(config, requireDatabaseUrl(config), log);
-  onShutdownSignal(log, async () => (await workers).stop());
-  await workers;
+  await runAsProcess(log, (signal) => startWorkers(config, requireDatabaseUrl(config), log, { signal }));
 }
