@@ -171,6 +171,32 @@ test('a body that is not application/json is 415 UNSUPPORTED_MEDIA_TYPE', async 
   t.is(charset.status, 200);
 });
 
+test('bodies are UTF-8: other charsets are 415, bytes that are not UTF-8 are 400, never repaired', async (t) => {
+  const json = (body: string | Buffer, type = 'application/json') =>
+    call(server, 'POST', ECHO, { key, rawBody: body, headers: { 'content-type': type } });
+  for (const type of ['application/json; charset=latin1', 'application/json; charset=utf-16']) {
+    const res = await json('{"name":"ok","count":1}', type);
+    t.is(res.status, 415, type);
+    t.is(res.body.error, 'UNSUPPORTED_MEDIA_TYPE');
+  }
+  for (const type of ['application/json; charset=UTF-8', 'application/json; charset=utf8']) {
+    t.is((await json('{"name":"ok","count":1}', type)).status, 200, type);
+  }
+  const latin1 = Buffer.concat([
+    Buffer.from('{"name":"Zo'),
+    Buffer.from([0xeb]),
+    Buffer.from('","count":1}'),
+  ]);
+  const res = await json(latin1);
+  t.is(res.status, 400);
+  t.is(res.body.details[0].message, 'the request body is not valid UTF-8');
+  const withBom = await json(
+    Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"Zoë","count":1}')]),
+  );
+  t.is(withBom.status, 200);
+  t.is(withBom.body.body.name, 'Zoë');
+});
+
 test('authentication comes before the body: no key, no parsing', async (t) => {
   const res = await call(server, 'POST', ECHO, {
     rawBody: '{',
