@@ -5,9 +5,21 @@
  * address to this check and 127.0.0.1 to the next lookup (DNS rebinding), so the delivery path
  * checks the address it actually dials, inside the connection (`workers/webhook-http.ts`), with
  * `isNonPublicAddress` below.
+ *
+ * The check runs inside a subscribe request, so it resolves through `lookupHost` (c-ares, off
+ * libuv's thread pool; db/host-resolver.ts) and gives up after TARGET_LOOKUP_TIMEOUT_MS: a host
+ * whose DNS never answers is refused as not resolving. With node:dns `lookup` it had no limit at
+ * all, and each such request held a web request and a pool thread for as long as getaddrinfo tried.
  */
-import { lookup as dnsLookup } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { HOST_LOOKUP_TIMEOUT_MS, lookupHost } from './host-resolver.ts';
+
+/**
+ * The longest the subscribe-time check waits for the endpoint's addresses: `lookupHost`'s own
+ * bound, enforced here too so that any resolver (an injected one, a hosts-file fallback) is held
+ * to it.
+ */
+const TARGET_LOOKUP_TIMEOUT_MS = HOST_LOOKUP_TIMEOUT_MS;
 
 /**
  * Every range we refuse (IANA special-purpose registries, RFC 6890 and successors). IPv6 ranges
@@ -76,18 +88,20 @@ export function ipLiteralHost(endpointUrl: string): string | undefined {
 
 /**
  * Why a target is refused at subscribe time, or undefined when it may be called. `lookup` is
- * dns.lookup-compatible (tests inject their own resolver).
+ * dns.lookup-compatible (tests inject their own resolver); a host it does not answer for within
+ * `timeoutMs` does not resolve.
  */
 export async function refuseTarget(
   endpointUrl: string,
   allowPrivate: boolean,
-  lookup: LookupFunction = dnsLookup,
+  lookup: LookupFunction = lookupHost,
+  timeoutMs: number = TARGET_LOOKUP_TIMEOUT_MS,
 ): Promise<string | undefined> {
   if (allowPrivate) return undefined;
   const host = new URL(endpointUrl).hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : await resolveAll(lookup, host);
+    addresses = isIP(host) ? [host] : await resolveAll(lookup, host, timeoutMs);
   } catch {
     return `the host ${host} does not resolve`;
   }
@@ -96,12 +110,19 @@ export async function refuseTarget(
   return undefined;
 }
 
-/** Every address `lookup` gives for `host`. */
-function resolveAll(lookup: LookupFunction, host: string): Promise<string[]> {
+/** Every address `lookup` gives for `host`, or a rejection once `timeoutMs` has passed without. */
+function resolveAll(lookup: LookupFunction, host: string, timeoutMs: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    lookup(host, { all: true, order: 'verbatim' }, (err, addresses) => {
-      if (err) reject(err);
-      else resolve(Array.isArray(addresses) ? addresses.map((a) => a.address) : [addresses]);
-    });
+    const timer = setTimeout(() => reject(new Error(`no answer for ${host} in ${timeoutMs} ms`)), timeoutMs);
+    try {
+      lookup(host, { all: true, order: 'verbatim' }, (err, addresses) => {
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve(Array.isArray(addresses) ? addresses.map((a) => a.address) : [addresses]);
+      });
+    } catch (err) {
+      clearTimeout(timer);
+      throw err;
+    }
   });
 }

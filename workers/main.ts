@@ -26,7 +26,7 @@ export interface Workers {
 export interface WorkerOptions {
   /** The jobs to run (default: every job in the registry). */
   modules?: readonly JobModule[];
-  /** The resolver webhook attempts dial through (default: node:dns lookup). */
+  /** The resolver webhook attempts dial through (default: db/host-resolver.ts, off the thread pool). */
   lookup?: LookupFunction;
   /** Abandons the wait for the database at start-up. */
   signal?: AbortSignal;

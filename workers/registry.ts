@@ -22,7 +22,7 @@ export interface JobDeps {
   config: Config;
   log: Logger;
   /**
-   * The resolver webhook attempts dial through (dns.lookup-compatible; node:dns when absent). Tests
+   * The resolver webhook attempts dial through (dns.lookup-compatible; db/host-resolver.ts when absent). Tests
    * inject one to control what a name answers, and when.
    */
   lookup?: LookupFunction;

@@ -7,18 +7,24 @@
  * is the resolver of the very socket that is dialled, and it refuses any non-public answer. Node
  * skips `lookup` for an IP-literal host, so those are checked before anything is sent.
  *
+ * The default resolver is `lookupHost` (db/host-resolver.ts): DNS through c-ares, on the event loop,
+ * failing a name whose DNS never answers within HOST_LOOKUP_TIMEOUT_MS (3 s). node:dns `lookup` is
+ * getaddrinfo on libuv's 4-thread pool, so a partner whose DNS never answered held a thread per
+ * attempt for as long as the system resolver tried, and a handful of attempts stalled every other
+ * partner's lookups and the worker's file writes.
+ *
  * One AbortSignal bounds the whole request: lookup, connect, TLS, headers and body. A lookup that
- * never calls back is cut off by it, since `dns.lookup` cannot be cancelled. undici alone does not
+ * never calls back (an injected one may not) is cut off by it. undici alone does not
  * do this: an abort before the socket connects only takes effect once the connect settles. Measured
  * with undici 7.30, a hanging lookup held a 300 ms request for 986 ms (until undici's own connect
  * timer, which ticks in half-seconds); with the lookup bound to the signal it ended at 301 ms.
  * Each attempt gets its own Agent, destroyed afterwards, so no socket of an attempt outlives it and
  * nothing is pooled across attempts.
  */
-import { lookup as dnsLookup } from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
+import { lookupHost } from '../db/host-resolver.ts';
 import { ipLiteralHost, isNonPublicAddress } from '../db/webhook-targets.ts';
 
 /** The most response body read (and thrown away) before the connection is dropped. */
@@ -29,7 +35,10 @@ export const NON_PUBLIC_TARGET = 'the endpoint resolves to a non-public address'
 /** The last_error of a host name that does not resolve. */
 export const UNRESOLVED_TARGET = "the endpoint's host does not resolve";
 
-/** `dns.lookup` error codes that mean "this name has no usable address". */
+/**
+ * Lookup error codes that mean "this name has no usable address": node:dns' own, which `lookupHost`
+ * also uses (EAI_AGAIN for a DNS timeout or server failure, ENOTFOUND from its hosts-file fallback).
+ */
 const UNRESOLVED_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'ENODATA']);
 
 /** Raised from inside the connection when the resolved address is not public. */
@@ -48,7 +57,7 @@ export interface PostOutcome {
 export interface PostOptions {
   timeoutMs: number;
   allowPrivate: boolean;
-  /** dns.lookup-compatible resolver; node:dns by default. */
+  /** dns.lookup-compatible resolver; `lookupHost` (c-ares, bounded) by default. */
   lookup?: LookupFunction | undefined;
 }
 
@@ -72,7 +81,7 @@ export async function postWebhook(
   if (!options.allowPrivate && literal !== undefined && isNonPublicAddress(literal))
     return { ok: false, statusCode: null, error: NON_PUBLIC_TARGET };
   const signal = AbortSignal.timeout(options.timeoutMs);
-  const lookup = options.lookup ?? dnsLookup;
+  const lookup = options.lookup ?? lookupHost;
   const agent = new Agent({
     connect: {
       lookup: boundedLookup(options.allowPrivate ? lookup : publicOnly(lookup), signal),

@@ -1,7 +1,8 @@
 /**
  * Which addresses a webhook may reach: every non-public range, in the textual forms an address can
  * take (as DNS answers it, as the URL parser rewrites it, compressed or not, with brackets or a
- * zone), and the public addresses that must stay reachable.
+ * zone), and the public addresses that must stay reachable. The subscribe-time check runs inside
+ * an HTTP request, so it is bounded in time whatever the resolver does.
  */
 import test from 'ava';
 import { ipLiteralHost, isNonPublicAddress, refuseTarget } from '../../db/webhook-targets.ts';
@@ -101,4 +102,17 @@ test('the subscribe-time check refuses names with any non-public answer and name
     undefined,
     'allowed when private is',
   );
+});
+
+test('the subscribe-time check gives up on a resolver that never answers: the host does not resolve', async (t) => {
+  const silent = testResolver(() => null);
+  const boundMs = 200;
+  const started = performance.now();
+  const refusal = await Promise.race([
+    refuseTarget('https://hang.example/h', false, silent.lookup, boundMs),
+    new Promise<string>((resolve) => setTimeout(resolve, 3000, 'still waiting after 3 s').unref()),
+  ]);
+  t.regex(refusal!, /the host hang\.example does not resolve/);
+  t.true(performance.now() - started < boundMs + 1500, 'within the bound, with a margin for a busy machine');
+  t.is(silent.calls.length, 1);
 });
