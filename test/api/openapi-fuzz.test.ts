@@ -3,7 +3,7 @@
  * served `/openapi.json`. For every operation of the document, fast-check sends requests whose
  * fields are each either valid for their schema (drawn largely from the real ids, slot starts and
  * dates of a world set up first, so requests reach the use cases and the database) or hostile
- * (`test/helpers/request-arbitraries.ts`), and checks every answer (`test/helpers/fuzz-checks.ts`):
+ * (`test/helpers/fuzz/request-arbitraries.ts`), and checks every answer (`test/helpers/fuzz/checks.ts`):
  *
  * - no 5xx;
  * - the status is documented for the operation and the body matches its schema;
@@ -26,23 +26,23 @@
  * distinct failure, deduplicated, with the hostile input shapes behind it: the to-do list.
  *
  * The companion tests at the top are the hand-picked inputs that must never regress
- * (`test/helpers/hostile-input-cases.ts`). The world, the digest, the checks and the report live in
- * `test/helpers/fuzz-*.ts` and `database-digest.ts`; this file holds the property and the tests.
+ * (`test/helpers/fuzz/hostile-input-cases.ts`). The world, the digest, the checks and the report live in
+ * `test/helpers/fuzz/`; this file holds the property and the tests.
  */
 import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { hold } from '../helpers/booking.ts';
-import { changedTables } from '../helpers/database-digest.ts';
+import { changedTables } from '../helpers/fuzz/database-digest.ts';
 import { useTestDatabase } from '../helpers/database.ts';
-import { exercise } from '../helpers/fuzz-exchange.ts';
-import { useFuzzFixture } from '../helpers/fuzz-fixture.ts';
-import { poolOf } from '../helpers/fuzz-pools.ts';
-import { describeExchange, describeFinding, FuzzReport } from '../helpers/fuzz-report.ts';
-import { CASES, caseRequest, caseViolations } from '../helpers/hostile-input-cases.ts';
-import { operationsOf, type Operation } from '../helpers/openapi-operations.ts';
+import { exercise } from '../helpers/fuzz/exchange.ts';
+import { useFuzzFixture } from '../helpers/fuzz/fixture.ts';
+import { poolOf } from '../helpers/fuzz/pools.ts';
+import { describeExchange, describeFinding, FuzzReport } from '../helpers/fuzz/report.ts';
+import { CASES, caseRequest, caseViolations } from '../helpers/fuzz/hostile-input-cases.ts';
+import { operationsOf, type Operation } from '../helpers/fuzz/openapi-operations.ts';
 import { openApiDocument } from '../helpers/openapi.ts';
-import { requestArbitrary } from '../helpers/request-arbitraries.ts';
+import { requestArbitrary } from '../helpers/fuzz/request-arbitraries.ts';
 
 const database = useTestDatabase(test);
 const fx = useFuzzFixture(test, database);

@@ -4,13 +4,13 @@
  * with `error`, `message` and `request_id`, and a VALIDATION_ERROR whose `details` name fields the
  * operation declares where it declares them; the rate-limit headers for a valid key, 401 without a
  * usable one; nothing changed by a 4xx; and no 2xx for a request that must be refused
- * (`fuzz-refusals.ts`). Each problem is a violation with a kind, so that equal failures group.
+ * (`refusals.ts`). Each problem is a violation with a kind, so that equal failures group.
  */
-import { refusals } from './fuzz-refusals.ts';
-import { excerpt, type FuzzRequest } from './fuzz-request.ts';
-import type { CallResult } from './http.ts';
+import { refusals } from './refusals.ts';
+import { excerpt, type FuzzRequest } from './request.ts';
+import type { CallResult } from '../http.ts';
 import type { OpenApiDocument, Operation } from './openapi-operations.ts';
-import { responseProblems } from './openapi.ts';
+import { responseProblems } from '../openapi.ts';
 
 /** One thing wrong with an answer: its kind (`5xx`, `auth`, `changed-on-4xx`…) and what was seen. */
 export interface Violation {

@@ -1,7 +1,7 @@
 /**
  * The operations of an OpenAPI 3.0 document, with their parameter and body schemas resolved: what
  * the fuzz generates requests for (`schema-arbitraries.ts`, `request-arbitraries.ts`) and judges
- * answers against (`fuzz-checks.ts`). `$ref`s are followed into components and `allOf`s merged, so
+ * answers against (`checks.ts`). `$ref`s are followed into components and `allOf`s merged, so
  * that callers only ever see plain schemas.
  */
 

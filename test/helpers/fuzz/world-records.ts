@@ -1,5 +1,5 @@
 /**
- * The records of the fuzz world (`fuzz-world.ts`), made through the API wherever the API can make
+ * The records of the fuzz world (`world.ts`), made through the API wherever the API can make
  * them, so that they are exactly what the service itself writes: holds in every state, bookings
  * booked, cancelled and refunded, package purchases, waitlist entries, webhook subscriptions. Only
  * what no request can produce is written directly: an overdue hold, and webhook deliveries that
@@ -7,13 +7,13 @@
  * keys they use are kept, so that the fuzz replays them now and then.
  */
 import { randomUUID } from 'node:crypto';
-import type { Knex } from '../../db/knex.ts';
-import { confirm, hold, makeOverdue, type BookingWorld } from './booking.ts';
-import { makePackage } from './factories.ts';
-import { call, type CallResult, type TestServer } from './http.ts';
-import { purchase } from './packages.ts';
-import { join } from './waitlist.ts';
-import { subscribe } from './webhooks.ts';
+import type { Knex } from '../../../db/knex.ts';
+import { confirm, hold, makeOverdue, type BookingWorld } from '../booking.ts';
+import { makePackage } from '../factories.ts';
+import { call, type CallResult, type TestServer } from '../http.ts';
+import { purchase } from '../packages.ts';
+import { join } from '../waitlist.ts';
+import { subscribe } from '../webhooks.ts';
 
 /** Where the API is mounted on the test server. */
 export const API_PREFIX = '/api/v1';

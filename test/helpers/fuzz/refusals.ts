@@ -4,9 +4,9 @@
  * request is answered 2xx; without this, a service that accepted everything valid-looking and
  * ignored the rest would pass.
  */
-import { bodyText, type FuzzRequest } from './fuzz-request.ts';
+import { bodyText, type FuzzRequest } from './request.ts';
 import { resolveSchema, type OpenApiDocument } from './openapi-operations.ts';
-import { schemaProblems } from './openapi.ts';
+import { schemaProblems } from '../openapi.ts';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const BODY_LIMIT_BYTES = 64 * 1024;

@@ -5,13 +5,13 @@
  * one request at a time, so that a change is attributable to it.
  */
 import { changedTables } from './database-digest.ts';
-import { judge, type Violation } from './fuzz-checks.ts';
-import type { FuzzFixture } from './fuzz-fixture.ts';
-import { grow } from './fuzz-pools.ts';
-import { bodyText, type FuzzRequest } from './fuzz-request.ts';
-import { API_PREFIX } from './fuzz-world-records.ts';
-import type { World } from './fuzz-world.ts';
-import { rawCall, type CallResult, type RawRequest } from './http.ts';
+import { judge, type Violation } from './checks.ts';
+import type { FuzzFixture } from './fixture.ts';
+import { grow } from './pools.ts';
+import { bodyText, type FuzzRequest } from './request.ts';
+import { API_PREFIX } from './world-records.ts';
+import type { World } from './world.ts';
+import { rawCall, type CallResult, type RawRequest } from '../http.ts';
 
 /** A request as generated and as sent, its answer, and what is wrong with the answer. */
 export interface Exchange {

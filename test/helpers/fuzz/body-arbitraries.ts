@@ -6,7 +6,7 @@
  * without a body now and then gets one anyway.
  */
 import fc from 'fast-check';
-import type { BodyPart } from './fuzz-request.ts';
+import type { BodyPart } from './request.ts';
 import {
   BODY_LIMIT_PADDING,
   JSON_CONTENT_TYPES,

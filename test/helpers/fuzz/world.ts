@@ -3,13 +3,13 @@
  * venues, holds, bookings, purchases, waitlist entries and webhook subscriptions, and pools of their
  * ids and values for the generator to draw from. Random uuids alone would only ever find "not
  * found"; with the pools, most requests reach the use cases and the database, in every state a
- * record can be in. The records themselves are made in `fuzz-world-records.ts`.
+ * record can be in. The records themselves are made in `world-records.ts`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Knex } from '../../db/knex.ts';
-import { localDate, makeBookingWorld } from './booking.ts';
-import { makeResource, makeVenue } from './factories.ts';
-import type { Pools } from './fuzz-pools.ts';
+import type { Knex } from '../../../db/knex.ts';
+import { localDate, makeBookingWorld } from '../booking.ts';
+import { makeResource, makeVenue } from '../factories.ts';
+import type { Pools } from './pools.ts';
 import {
   availability,
   makeEntries,
@@ -19,8 +19,8 @@ import {
   setupCalls,
   type Setup,
   type Venues,
-} from './fuzz-world-records.ts';
-import type { TestServer } from './http.ts';
+} from './world-records.ts';
+import type { TestServer } from '../http.ts';
 import { withOffset } from './valid-values.ts';
 
 /** The partner under test's credentials, records the hand-picked cases use, and the pools. */

@@ -5,10 +5,10 @@
  * first, on its own world, and counts them among its requests.
  */
 import { randomUUID } from 'node:crypto';
-import type { Violation } from './fuzz-checks.ts';
-import type { FuzzRequest } from './fuzz-request.ts';
-import type { World } from './fuzz-world.ts';
-import type { CallResult } from './http.ts';
+import type { Violation } from './checks.ts';
+import type { FuzzRequest } from './request.ts';
+import type { World } from './world.ts';
+import type { CallResult } from '../http.ts';
 import type { Operation } from './openapi-operations.ts';
 
 /** One case: the operation, its target and body in the world, and the field the 400 must name. */

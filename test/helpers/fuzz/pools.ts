@@ -1,10 +1,10 @@
 /**
- * The pools of real values the fuzz draws from, by pool name (`fuzz-world.ts` fills them): which
+ * The pools of real values the fuzz draws from, by pool name (`world.ts` fills them): which
  * pool a field draws from, by the field's name, and how the pools grow while fuzzing. A record one
  * operation creates (a hold, a booking, a subscription…) joins its pool, so that the operations
  * after it act on it: a hold made by the fuzz gets confirmed or released by the fuzz.
  */
-import type { CallResult } from './http.ts';
+import type { CallResult } from '../http.ts';
 import type { Operation } from './openapi-operations.ts';
 import type { FieldRef } from './tagged-samples.ts';
 

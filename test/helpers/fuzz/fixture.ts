@@ -2,16 +2,16 @@
  * What the fuzz test shares across its tests, set up once per file: the service on its own
  * database, a local webhook receiver, the document as served at `/openapi.json` (the fuzz is
  * generated from what clients see, not from the routes), the world of real records
- * (`fuzz-world.ts`) and the database digest (`database-digest.ts`).
+ * (`world.ts`) and the database digest (`database-digest.ts`).
  */
 import type { TestFn } from 'ava';
 import { openDigest, type DatabaseDigest } from './database-digest.ts';
-import type { DatabaseHandle } from './database.ts';
-import { API_PREFIX } from './fuzz-world-records.ts';
-import { buildWorld, type World } from './fuzz-world.ts';
-import { rawCall, startApp, type TestServer } from './http.ts';
+import type { DatabaseHandle } from '../database.ts';
+import { API_PREFIX } from './world-records.ts';
+import { buildWorld, type World } from './world.ts';
+import { rawCall, startApp, type TestServer } from '../http.ts';
 import type { OpenApiDocument } from './openapi-operations.ts';
-import { startReceiver, type Receiver } from './webhooks.ts';
+import { startReceiver, type Receiver } from '../webhooks.ts';
 
 /** The running service, its served document, the world and the digest. */
 export interface FuzzFixture {

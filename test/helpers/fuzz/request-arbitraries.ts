@@ -23,7 +23,7 @@
  */
 import fc from 'fast-check';
 import { bodyArbitrary } from './body-arbitraries.ts';
-import { describeRequest, type Credential, type FuzzRequest } from './fuzz-request.ts';
+import { describeRequest, type Credential, type FuzzRequest } from './request.ts';
 import type { OpenApiDocument, Operation } from './openapi-operations.ts';
 import type { Context, FuzzOptions, InputLocation } from './tagged-samples.ts';
 import { pathArbitrary, queryArbitrary } from './url-arbitraries.ts';

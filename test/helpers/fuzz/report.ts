@@ -4,10 +4,10 @@
  * timings replaced), so a survey of 4,000 requests reads as a short to-do list, each entry with the
  * hostile input shapes most often behind it and its shortest example.
  */
-import type { Violation } from './fuzz-checks.ts';
-import type { Exchange } from './fuzz-exchange.ts';
-import type { FuzzFixture } from './fuzz-fixture.ts';
-import { describeRequest, escapeInvisible, excerpt } from './fuzz-request.ts';
+import type { Violation } from './checks.ts';
+import type { Exchange } from './exchange.ts';
+import type { FuzzFixture } from './fixture.ts';
+import { describeRequest, escapeInvisible, excerpt } from './request.ts';
 
 /** One distinct failure: where, what, how often, with which input shapes, and an example. */
 export interface Finding {
