@@ -21,6 +21,7 @@ import { ensureDatabase, withDatabase } from '../db/database-url.ts';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../db/embedded.ts';
 import { createDb, type Knex } from '../db/knex.ts';
 import { createLogger } from '../db/log.ts';
+import { EVENT_TYPES } from '../db/queries/events.ts';
 import { migrate } from '../db/migrate.ts';
 import { gridSlots, makeBookingWorld, type GridSlot } from './helpers/booking.ts';
 import { startProcess, type Started } from './helpers/processes.ts';
@@ -199,6 +200,19 @@ async function cycles(
   }
 }
 
+/** `clients` load clients running hold → confirm cycles at once, until `done()`. */
+function load(
+  clients: number,
+  seen: Seen,
+  port: () => number,
+  w: { apiKey: string; venueId: string; pool: GridSlot[] },
+  done: () => boolean,
+): Promise<void[]> {
+  return Promise.all(
+    Array.from({ length: clients }, () => cycles(seen, port, w.apiKey, w.venueId, w.pool, done)),
+  );
+}
+
 /** A world on this file's database: a partner, a venue with courts, their slots for some days. */
 async function slotPool(days: number) {
   const w = await makeBookingWorld(db);
@@ -217,15 +231,7 @@ async function subscribeAll(t: ExecutionContext, port: number, apiKey: string): 
   t.teardown(() => receiver.close());
   const res = await send(port, 'POST', '/api/v1/partner/webhooks', apiKey, {
     endpoint_url: receiver.url,
-    event_types: [
-      'hold_created',
-      'hold_cancelled',
-      'hold_expired',
-      'booking_created',
-      'booking_cancelled',
-      'booking_refunded',
-      'waitlist_promoted',
-    ],
+    event_types: [...EVENT_TYPES],
   });
   if (res.status !== 201) throw new Error(JSON.stringify(res));
   secret = res.body!.secret_key as string;
@@ -325,17 +331,12 @@ test.serial(
     const seen = newSeen();
     const health: number[] = [];
     let done = false;
-    const load = Promise.all(
-      Array.from({ length: 4 }, () =>
-        cycles(
-          seen,
-          () => web.port,
-          w.apiKey,
-          w.venueId,
-          w.pool,
-          () => done,
-        ),
-      ),
+    const running = load(
+      4,
+      seen,
+      () => web.port,
+      w,
+      () => done,
     );
     const polling = (async () => {
       while (!done) {
@@ -355,7 +356,7 @@ test.serial(
     const bookedBefore = seen.bookings.length;
     await waitFor(() => seen.bookings.length >= bookedBefore + 10, { timeout: 30_000 });
     done = true;
-    await Promise.all([load, polling]);
+    await Promise.all([running, polling]);
 
     t.deepEqual(seen.errors, [], 'every request was answered, none hung or was cut');
     t.deepEqual([...new Set(seen.statuses)].sort(), [201, 503], 'writes answered 201 or 503, never 500');
@@ -380,23 +381,18 @@ test.serial(
     const web = await run(t, 'api/main.ts', 'web listening');
     const seen = newSeen();
     let done = false;
-    const load = Promise.all(
-      // A client stops at its first refused connection: web is gone.
-      Array.from({ length: 8 }, () =>
-        cycles(
-          seen,
-          () => web.port,
-          w.apiKey,
-          w.venueId,
-          w.pool,
-          () => done || seen.errors.length > 0,
-        ),
-      ),
+    // A client stops at its first refused connection: web is gone.
+    const running = load(
+      8,
+      seen,
+      () => web.port,
+      w,
+      () => done || seen.errors.length > 0,
     );
     await waitFor(() => seen.bookings.length >= 10, { timeout: 30_000 });
     t.is(await web.stop(), 0, web.output());
     done = true;
-    await load;
+    await running;
 
     t.false(
       seen.statuses.some((s) => s >= 500),
@@ -427,19 +423,18 @@ test.serial(
 
     const seen = newSeen();
     let done = false;
-    const load = cycles(
+    const running = load(
+      1,
       seen,
       () => web.port,
-      w.apiKey,
-      w.venueId,
-      w.pool,
+      w,
       () => done || seen.holds.length >= 15,
     );
     const first = await run(t, 'workers/main.ts', 'workers started');
     await waitFor(() => receiver.received.length >= 3, { timeout: 30_000 });
     t.is(await first.stop(), 0, first.output());
     done = true;
-    await load;
+    await running;
     hanging = false;
     await run(t, 'workers/main.ts', 'workers started');
     await assertDeliveredAndSettled(t, w.venueId, receiver);
