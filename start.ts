@@ -4,15 +4,15 @@
  * web API and all workers. This is the one module that imports both edges, `api/` and `workers/`.
  */
 import { startWeb } from './api/main.ts';
-import { ensureDatabase, withDatabase } from './db/database-url.ts';
-import { loadConfigOrExit } from './db/config.ts';
+import { ensureDatabase, withDatabase } from './db/postgres/database-url.ts';
+import { loadConfigOrExit } from './db/platform/config.ts';
 import { seedDemo } from './db/cli/demo-seed.ts';
-import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.ts';
-import { createDb } from './db/knex.ts';
-import { createLogger, type Logger } from './db/log.ts';
+import { startEmbeddedPostgres, type EmbeddedServer } from './db/platform/embedded/server.ts';
+import { createDb } from './db/postgres/knex.ts';
+import { createLogger, type Logger } from './db/platform/log.ts';
 import { migrate } from './db/migrate.ts';
 import * as partners from './db/queries/partners.ts';
-import { onShutdownSignal, printOnlyJson } from './db/shutdown.ts';
+import { onShutdownSignal, printOnlyJson } from './db/platform/shutdown.ts';
 import { startWorkers } from './workers/main.ts';
 
 const config = loadConfigOrExit();

@@ -1,9 +1,9 @@
 /** The types every middleware and route shares: per-request state and the app's dependencies. */
 import type { ParameterizedContext, Middleware } from 'koa';
 import type { PgBoss } from 'pg-boss';
-import type { Config } from '../db/config.ts';
-import type { Knex } from '../db/knex.ts';
-import type { Logger } from '../db/log.ts';
+import type { Config } from '../db/platform/config.ts';
+import type { Knex } from '../db/postgres/knex.ts';
+import type { Logger } from '../db/platform/log.ts';
 import type { AuthenticatedRequest } from '../db/queries/api-keys.ts';
 
 /** What a request accumulates on its way through the middleware chain. */

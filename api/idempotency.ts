@@ -5,7 +5,7 @@
  * Keys are scoped per partner across all operations (CONTRACT.md).
  */
 import { createHash } from 'node:crypto';
-import type { Knex } from '../db/knex.ts';
+import type { Knex } from '../db/postgres/knex.ts';
 import * as idempotencyKeys from '../db/queries/idempotency-keys.ts';
 import { IdempotencyKeyMismatchError } from './errors.ts';
 import type { RouteResult } from './route.ts';

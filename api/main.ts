@@ -2,12 +2,12 @@
  * `npm run web`: the Koa API alone (Procfile `web`). On SIGTERM or SIGINT it stops accepting,
  * lets in-flight requests finish, then closes its pool.
  */
-import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/config.ts';
-import { createBoss } from '../db/boss.ts';
-import { createDb } from '../db/knex.ts';
-import { createLogger, type Logger } from '../db/log.ts';
-import { runAsProcess } from '../db/shutdown.ts';
-import { waitForDatabase } from '../db/wait-for-database.ts';
+import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platform/config.ts';
+import { createBoss } from '../db/jobs/boss.ts';
+import { createDb } from '../db/postgres/knex.ts';
+import { createLogger, type Logger } from '../db/platform/log.ts';
+import { runAsProcess } from '../db/platform/shutdown.ts';
+import { waitForDatabase } from '../db/platform/wait-for-database.ts';
 import { buildApp } from './app.ts';
 import { closeGracefully, listen } from './server.ts';
 

@@ -7,10 +7,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createBoss, ensureQueues } from './boss.ts';
-import { loadConfigOrExit, requireDatabaseUrl } from './config.ts';
-import { createDb } from './knex.ts';
-import { createLogger, type Logger } from './log.ts';
+import { createBoss, ensureQueues } from './jobs/boss.ts';
+import { loadConfigOrExit, requireDatabaseUrl } from './platform/config.ts';
+import { createDb } from './postgres/knex.ts';
+import { createLogger, type Logger } from './platform/log.ts';
 
 /** Arbitrary constant naming the migration advisory lock (the ASCII of "booking!"). */
 const MIGRATION_LOCK_KEY = '7165064483209717537';

@@ -11,7 +11,7 @@ import { lstat, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { relocatedDataRoot } from '../db/embedded-root.ts';
+import { relocatedDataRoot } from '../db/platform/embedded/root.ts';
 import { ROOT as root, startProcess, type Started } from './helpers/processes.ts';
 
 const asRoot = process.getuid?.() === 0;

@@ -7,7 +7,7 @@ import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
-import { dropDatabase, ensureDatabase, withDatabase } from '../db/database-url.ts';
+import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/database-url.ts';
 import { useTestDatabase } from './helpers/database.ts';
 import { makePartner } from './helpers/factories.ts';
 import { ROOT as root, startProcess, type Started } from './helpers/processes.ts';

@@ -6,9 +6,9 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { loadConfigOrExit } from '../db/config.ts';
-import { dropDatabase, ensureDatabase, withDatabase } from '../db/database-url.ts';
-import { createLogger } from '../db/log.ts';
+import { loadConfigOrExit } from '../db/platform/config.ts';
+import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/database-url.ts';
+import { createLogger } from '../db/platform/log.ts';
 import { migrate } from '../db/migrate.ts';
 import { postgresServer } from './helpers/postgres-server.ts';
 

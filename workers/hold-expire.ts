@@ -1,10 +1,10 @@
 /**
  * hold.expire: at a hold's expiry, frees its window and records hold_expired — exactly once,
  * whether the job runs late, twice, or after a new hold already expired the hold and reused the
- * window (the transition is a conditional update in `db/hold-expiry.ts`).
+ * window (the transition is a conditional update in `db/rules/hold-expiry.ts`).
  */
-import { expireHoldIfDue } from '../db/hold-expiry.ts';
-import { JOBS, PAYLOADS } from '../db/jobs.ts';
+import { expireHoldIfDue } from '../db/rules/hold-expiry.ts';
+import { JOBS, PAYLOADS } from '../db/jobs/jobs.ts';
 import * as holds from '../db/queries/holds.ts';
 import type { JobModule } from './registry.ts';
 

@@ -5,13 +5,13 @@
  */
 import type { LookupFunction } from 'node:net';
 import type { Job, JobResult } from 'pg-boss';
-import { createBoss } from '../db/boss.ts';
-import { RetryLaterError } from '../db/jobs.ts';
-import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/config.ts';
-import { createDb } from '../db/knex.ts';
-import { createLogger, type Logger } from '../db/log.ts';
-import { runAsProcess } from '../db/shutdown.ts';
-import { waitForDatabase } from '../db/wait-for-database.ts';
+import { createBoss } from '../db/jobs/boss.ts';
+import { RetryLaterError } from '../db/jobs/jobs.ts';
+import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platform/config.ts';
+import { createDb } from '../db/postgres/knex.ts';
+import { createLogger, type Logger } from '../db/platform/log.ts';
+import { runAsProcess } from '../db/platform/shutdown.ts';
+import { waitForDatabase } from '../db/platform/wait-for-database.ts';
 import { jobs, type JobDeps, type JobModule } from './registry.ts';
 
 /** How long active jobs get to finish after SIGTERM. */
@@ -26,7 +26,7 @@ export interface Workers {
 export interface WorkerOptions {
   /** The jobs to run (default: every job in the registry). */
   modules?: readonly JobModule[];
-  /** The resolver webhook attempts dial through (default: db/host-resolver.ts, off the thread pool). */
+  /** The resolver webhook attempts dial through (default: db/platform/host-resolver.ts, off the thread pool). */
   lookup?: LookupFunction;
   /** Abandons the wait for the database at start-up. */
   signal?: AbortSignal;

@@ -1,13 +1,13 @@
 /**
- * The one list of job modules. A job module names its queue (declared in `db/boss.ts`), parses its
+ * The one list of job modules. A job module names its queue (declared in `db/jobs/boss.ts`), parses its
  * payload first, and is idempotent, because pg-boss delivers at least once.
  */
 import type { LookupFunction } from 'node:net';
 import type { Job, PgBoss } from 'pg-boss';
-import type { Config } from '../db/config.ts';
+import type { Config } from '../db/platform/config.ts';
 import type { z } from 'zod';
-import type { Knex } from '../db/knex.ts';
-import type { Logger } from '../db/log.ts';
+import type { Knex } from '../db/postgres/knex.ts';
+import type { Logger } from '../db/platform/log.ts';
 import { holdExpire } from './hold-expire.ts';
 import { webhookDeliver } from './webhook-deliver.ts';
 import { waitlistExpire } from './waitlist-expire.ts';
@@ -22,7 +22,7 @@ export interface JobDeps {
   config: Config;
   log: Logger;
   /**
-   * The resolver webhook attempts dial through (dns.lookup-compatible; db/host-resolver.ts when absent). Tests
+   * The resolver webhook attempts dial through (dns.lookup-compatible; db/platform/host-resolver.ts when absent). Tests
    * inject one to control what a name answers, and when.
    */
   lookup?: LookupFunction;

@@ -3,7 +3,7 @@
  * expires_at and schedules its own job, so the old job finds nothing to do (it names the expiry it
  * was scheduled for).
  */
-import { JOBS, PAYLOADS } from '../db/jobs.ts';
+import { JOBS, PAYLOADS } from '../db/jobs/jobs.ts';
 import * as waitlist from '../db/queries/waitlist-entries.ts';
 import type { JobModule } from './registry.ts';
 

@@ -4,8 +4,8 @@
  * waitlist_promoted event published in the same transaction. At most one entry per freed window,
  * however often or concurrently the job runs (see `promoteOldest`).
  */
-import { publishEvents } from '../db/events.ts';
-import { JOBS, PAYLOADS } from '../db/jobs.ts';
+import { publishEvents } from '../db/rules/events.ts';
+import { JOBS, PAYLOADS } from '../db/jobs/jobs.ts';
 import * as waitlist from '../db/queries/waitlist-entries.ts';
 import type { JobModule } from './registry.ts';
 

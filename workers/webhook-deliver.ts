@@ -22,7 +22,7 @@
  * the next attempt after the next of WEBHOOK_RETRY_DELAYS, in the transaction that records it.
  */
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../db/config.ts';
+import type { Config } from '../db/platform/config.ts';
 import {
   attemptLeaseSeconds,
   deliveryJobOptions,
@@ -31,8 +31,8 @@ import {
   PAYLOADS,
   RetryLaterError,
   type JobPayload,
-} from '../db/jobs.ts';
-import type { Knex } from '../db/knex.ts';
+} from '../db/jobs/jobs.ts';
+import type { Knex } from '../db/postgres/knex.ts';
 import * as deliveries from '../db/queries/webhook-deliveries.ts';
 import type { JobDeps, JobModule } from './registry.ts';
 import { postWebhook } from './webhook-http.ts';

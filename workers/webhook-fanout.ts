@@ -4,7 +4,7 @@
  * other partners' changes too), and enqueues each delivery's first attempt, named and due now, in
  * the same transaction. Running twice creates nothing twice.
  */
-import { deliveryJobOptions, enqueue, JOBS, PAYLOADS } from '../db/jobs.ts';
+import { deliveryJobOptions, enqueue, JOBS, PAYLOADS } from '../db/jobs/jobs.ts';
 import * as deliveries from '../db/queries/webhook-deliveries.ts';
 import type { JobModule } from './registry.ts';
 

@@ -7,7 +7,7 @@
  * is the resolver of the very socket that is dialled, and it refuses any non-public answer. Node
  * skips `lookup` for an IP-literal host, so those are checked before anything is sent.
  *
- * The default resolver is `lookupHost` (db/host-resolver.ts): DNS through c-ares, on the event loop,
+ * The default resolver is `lookupHost` (db/platform/host-resolver.ts): DNS through c-ares, on the event loop,
  * failing a name whose DNS never answers within HOST_LOOKUP_TIMEOUT_MS (3 s). node:dns `lookup` is
  * getaddrinfo on libuv's 4-thread pool, so a partner whose DNS never answered held a thread per
  * attempt for as long as the system resolver tried, and a handful of attempts stalled every other
@@ -24,8 +24,8 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
-import { lookupHost } from '../db/host-resolver.ts';
-import { ipLiteralHost, isNonPublicAddress } from '../db/webhook-targets.ts';
+import { lookupHost } from '../db/platform/host-resolver.ts';
+import { ipLiteralHost, isNonPublicAddress } from '../db/rules/webhook-targets.ts';
 
 /** The most response body read (and thrown away) before the connection is dropped. */
 const MAX_RESPONSE_BODY_BYTES = 64 * 1024;

@@ -1,5 +1,5 @@
-import type { Knex } from '../../db/knex.ts';
-import { hashApiKey } from '../../db/api-key.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
+import { hashApiKey } from '../../db/rules/api-key.ts';
 import * as apiKeys from '../../db/queries/api-keys.ts';
 import type { AppMiddleware } from '../context.ts';
 import { UnauthenticatedError } from '../errors.ts';

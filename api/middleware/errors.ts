@@ -6,7 +6,7 @@
  * validation gap it is; anything else is a logged 500 INTERNAL_ERROR that leaks nothing but the
  * request id.
  */
-import { isDatabaseUnavailable, isDataException, isTransientConflict } from '../../db/pg-errors.ts';
+import { isDatabaseUnavailable, isDataException, isTransientConflict } from '../../db/postgres/pg-errors.ts';
 import type { AppContext, AppMiddleware } from '../context.ts';
 import {
   BookingNotFoundError,

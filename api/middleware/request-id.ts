@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AppMiddleware } from '../context.ts';
-import type { Logger } from '../../db/log.ts';
+import type { Logger } from '../../db/platform/log.ts';
 
 /** The X-Request-Id values we echo (CONTRACT.md); anything else is replaced by a fresh id. */
 export const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

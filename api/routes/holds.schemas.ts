@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Phone } from '../../db/phone.ts';
+import { Phone } from '../../db/rules/phone.ts';
 import {
   DateTime,
   DateTimeInput,

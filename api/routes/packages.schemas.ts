@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Phone } from '../../db/phone.ts';
+import { Phone } from '../../db/rules/phone.ts';
 import { PAYMENT_METHODS } from '../../db/queries/package-purchases.ts';
 import { DateTime, IdempotencyKey, IgnoredPartnerId, Uuid } from './shared.schemas.ts';
 

@@ -1,12 +1,19 @@
 /**
  * Schemas shared by every route group: the error body, ids, and small scalar shapes. Every string
- * and date a request carries is built from the shapes of `db/input.ts` (re-exported here), so that
+ * and date a request carries is built from the shapes of `db/rules/input.ts` (re-exported here), so that
  * U+0000, lone surrogates and dates PostgreSQL cannot store are refused as 400 for every field.
  */
 import { z } from 'zod';
-import { freeText, opaqueText } from '../../db/input.ts';
+import { freeText, opaqueText } from '../../db/rules/input.ts';
 
-export { DateOnly, DateTimeInput, freeText, httpUrl, opaqueText, queryInteger } from '../../db/input.ts';
+export {
+  DateOnly,
+  DateTimeInput,
+  freeText,
+  httpUrl,
+  opaqueText,
+  queryInteger,
+} from '../../db/rules/input.ts';
 
 /** A uuid as PostgreSQL reads it (any version, either case). */
 export const Uuid = z.guid({ error: 'must be a UUID' });

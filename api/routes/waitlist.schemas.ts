@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Phone } from '../../db/phone.ts';
+import { Phone } from '../../db/rules/phone.ts';
 import { WAITLIST_STATUSES } from '../../db/queries/waitlist-entries.ts';
 import { DateOnly, DateTime, freeText, IgnoredPartnerId, opaqueText, Uuid } from './shared.schemas.ts';
 

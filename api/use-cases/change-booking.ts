@@ -6,10 +6,10 @@
  * refund gives it back once).
  */
 import type { PgBoss } from 'pg-boss';
-import { recordBookingEvent } from '../../db/events.ts';
-import { freeWindow } from '../../db/free-window.ts';
-import type { Knex } from '../../db/knex.ts';
-import { transaction } from '../../db/transaction.ts';
+import { recordBookingEvent } from '../../db/rules/events.ts';
+import { freeWindow } from '../../db/rules/free-window.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
+import { transaction } from '../../db/postgres/transaction.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
 import { InvalidHoldStateError } from '../errors.ts';

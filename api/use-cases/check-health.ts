@@ -1,4 +1,4 @@
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 
 /** How long the health check waits for the database before calling it unavailable. */
 const DATABASE_TIMEOUT_MS = 2000;

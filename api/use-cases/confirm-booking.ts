@@ -7,9 +7,9 @@
  * booking_created. A replay returns the stored answer, so it never takes a second credit.
  */
 import type { PgBoss } from 'pg-boss';
-import { publishEvents } from '../../db/events.ts';
-import type { Knex } from '../../db/knex.ts';
-import { transaction } from '../../db/transaction.ts';
+import { publishEvents } from '../../db/rules/events.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
+import { transaction } from '../../db/postgres/transaction.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
 import {

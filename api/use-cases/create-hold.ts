@@ -8,16 +8,16 @@
  * look) runs again; 409 is only ever the answer to a live overlapping reservation.
  */
 import type { PgBoss } from 'pg-boss';
-import { publishEvents } from '../../db/events.ts';
-import { expireHoldIfDue } from '../../db/hold-expiry.ts';
-import { enqueue, JOBS } from '../../db/jobs.ts';
-import type { Knex } from '../../db/knex.ts';
-import { EXCLUSION_VIOLATION, isPgError } from '../../db/pg-errors.ts';
+import { publishEvents } from '../../db/rules/events.ts';
+import { expireHoldIfDue } from '../../db/rules/hold-expiry.ts';
+import { enqueue, JOBS } from '../../db/jobs/jobs.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
+import { EXCLUSION_VIOLATION, isPgError } from '../../db/postgres/pg-errors.ts';
 import * as holdContext from '../../db/queries/hold-context.ts';
 import * as holds from '../../db/queries/holds.ts';
 import * as reservations from '../../db/queries/reservations.ts';
 import * as resources from '../../db/queries/resources.ts';
-import { RaceLost, retryLostRaces } from '../../db/transaction.ts';
+import { RaceLost, retryLostRaces } from '../../db/postgres/transaction.ts';
 import {
   ServiceUnavailableError,
   SlotRejectedError,

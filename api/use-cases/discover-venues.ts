@@ -1,5 +1,5 @@
 /** Discovery: what a partner may see. Archived and ungranted venues are invisible (404). */
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as resources from '../../db/queries/resources.ts';
 import * as venues from '../../db/queries/venues.ts';
 import { VenueNotFoundError } from '../errors.ts';

@@ -1,5 +1,5 @@
 /** Availability: the grid of a venue (or one resource) on a venue-local date, from one query. */
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as resources from '../../db/queries/resources.ts';
 import * as slots from '../../db/queries/slots.ts';
 import * as venues from '../../db/queries/venues.ts';

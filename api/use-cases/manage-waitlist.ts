@@ -5,9 +5,9 @@
  * entry's expiry in its transaction.
  */
 import type { PgBoss } from 'pg-boss';
-import { enqueue, JOBS } from '../../db/jobs.ts';
-import type { Knex } from '../../db/knex.ts';
-import { transaction } from '../../db/transaction.ts';
+import { enqueue, JOBS } from '../../db/jobs/jobs.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
+import { transaction } from '../../db/postgres/transaction.ts';
 import * as waitlist from '../../db/queries/waitlist-entries.ts';
 import { ValidationError, VenueNotAuthorizedError, WaitlistEntryNotFoundError } from '../errors.ts';
 import type { JoinWaitlistBody } from '../routes/waitlist.schemas.ts';

@@ -3,11 +3,11 @@
  * (a new secret, shown once; deliveries from now on are signed with it).
  */
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../../db/config.ts';
-import type { Knex } from '../../db/knex.ts';
-import { transaction } from '../../db/transaction.ts';
+import type { Config } from '../../db/platform/config.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
+import { transaction } from '../../db/postgres/transaction.ts';
 import * as subscriptions from '../../db/queries/webhook-subscriptions.ts';
-import { refuseTarget } from '../../db/webhook-targets.ts';
+import { refuseTarget } from '../../db/rules/webhook-targets.ts';
 import { SubscriptionLimitReachedError, SubscriptionNotFoundError, ValidationError } from '../errors.ts';
 import type { CreateSubscriptionBody } from '../routes/webhooks.schemas.ts';
 

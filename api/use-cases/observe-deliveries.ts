@@ -1,8 +1,8 @@
 /** Delivery observability and redelivery of dead letters, for the caller's own deliveries. */
 import type { PgBoss } from 'pg-boss';
-import type { Config } from '../../db/config.ts';
-import { deliveryJobOptions, enqueue, JOBS } from '../../db/jobs.ts';
-import type { Knex } from '../../db/knex.ts';
+import type { Config } from '../../db/platform/config.ts';
+import { deliveryJobOptions, enqueue, JOBS } from '../../db/jobs/jobs.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as deliveries from '../../db/queries/webhook-deliveries.ts';
 import { DeliveryNotDeadLetteredError, DeliveryNotFoundError } from '../errors.ts';
 

@@ -4,7 +4,7 @@
  * granted to the caller and not archived (403 VENUE_NOT_AUTHORIZED). The row is locked, and read
  * with what those checks need in the same round trip.
  */
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import * as holds from '../../db/queries/holds.ts';
 import {

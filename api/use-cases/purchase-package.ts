@@ -3,8 +3,8 @@
  * replay the original purchase and add no credits; another customer, package or payment method is
  * 409), the package (404), its venue granted to the caller (403), then the purchase.
  */
-import type { Knex } from '../../db/knex.ts';
-import { transaction } from '../../db/transaction.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
+import { transaction } from '../../db/postgres/transaction.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
 import * as packages from '../../db/queries/packages.ts';
 import { PackageNotFoundError, VenueNotAuthorizedError } from '../errors.ts';

@@ -1,5 +1,5 @@
 /** Reads of one's own bookings; allowed after a grant is withdrawn (CONTRACT.md). */
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import { BookingNotFoundError, NotOwnerError } from '../errors.ts';
 

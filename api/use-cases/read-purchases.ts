@@ -1,5 +1,5 @@
 /** Reads of the purchases one sold; allowed after a grant is withdrawn (CONTRACT.md). */
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
 import { PurchaseNotFoundError } from '../errors.ts';
 

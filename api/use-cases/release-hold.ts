@@ -1,9 +1,9 @@
 /** POST /partner/holds/{holdId}/cancel: an ACTIVE hold is released before its expiry. */
 import type { PgBoss } from 'pg-boss';
-import { recordHoldEvent } from '../../db/events.ts';
-import { freeWindow } from '../../db/free-window.ts';
-import type { Knex } from '../../db/knex.ts';
-import { transaction } from '../../db/transaction.ts';
+import { recordHoldEvent } from '../../db/rules/events.ts';
+import { freeWindow } from '../../db/rules/free-window.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
+import { transaction } from '../../db/postgres/transaction.ts';
 import * as holds from '../../db/queries/holds.ts';
 import { HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';

@@ -1,7 +1,7 @@
 /** Booking rules set by operators: price:add, blackout:add, membership:create. */
 import { z } from 'zod';
-import { DateOnly } from '../input.ts';
-import { Phone } from '../phone.ts';
+import { DateOnly } from '../rules/input.ts';
+import { Phone } from '../rules/phone.ts';
 import { insertBlackout, insertMembership, insertPriceRule } from '../queries/booking-rules.ts';
 import * as resources from '../queries/resources.ts';
 import * as venues from '../queries/venues.ts';

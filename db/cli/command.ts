@@ -4,8 +4,8 @@
  * nothing.
  */
 import { z } from 'zod';
-import { DateTimeInput, freeText } from '../input.ts';
-import type { Knex } from '../knex.ts';
+import { DateTimeInput, freeText } from '../rules/input.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 /** One CLI verb. `flags` is a zod object whose keys are the flag names without `--`. */
 export interface Command<F extends Record<string, unknown> = Record<string, unknown>> {

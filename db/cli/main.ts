@@ -4,8 +4,8 @@
  * usage error), and nothing changed: flags are validated first and each command is one transaction.
  */
 import { parseArgs } from 'node:util';
-import { loadConfigOrExit, requireDatabaseUrl } from '../config.ts';
-import { createDb } from '../knex.ts';
+import { loadConfigOrExit, requireDatabaseUrl } from '../platform/config.ts';
+import { createDb } from '../postgres/knex.ts';
 import { bookingRuleCommands } from './booking-rule-commands.ts';
 import { CommandError, type Command } from './command.ts';
 import { demoSeedCommand } from './demo-seed.ts';

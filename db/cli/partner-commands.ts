@@ -1,7 +1,7 @@
 /** Partners and their API keys: partner:create, partner:rate-limit, key:replace, key:revoke. */
 import { z } from 'zod';
-import { generateApiKey, hashApiKey } from '../api-key.ts';
-import type { Knex } from '../knex.ts';
+import { generateApiKey, hashApiKey } from '../rules/api-key.ts';
+import type { Knex } from '../postgres/knex.ts';
 import * as apiKeys from '../queries/api-keys.ts';
 import * as partners from '../queries/partners.ts';
 import { CommandError, defineCommand, id, isoDateTime, mustExist, text, wholeNumber } from './command.ts';

@@ -3,7 +3,7 @@
  * resource:create, package:create, grant, revoke.
  */
 import { z } from 'zod';
-import type { Knex } from '../knex.ts';
+import type { Knex } from '../postgres/knex.ts';
 import * as packages from '../queries/packages.ts';
 import * as partners from '../queries/partners.ts';
 import * as resources from '../queries/resources.ts';

@@ -1,5 +1,5 @@
 /** Queries on `api_keys` and the rate-limit window that every keyed request passes through. */
-import { insertReturningId, type Knex } from '../knex.ts';
+import { insertReturningId, type Knex } from '../postgres/knex.ts';
 
 /** Stores a key hash for a partner and returns the key's id. */
 export async function insert(

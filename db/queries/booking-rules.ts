@@ -1,5 +1,5 @@
 /** Queries on the operator-set booking rules: price rules, blackouts and memberships. */
-import { insertReturningId, type Knex } from '../knex.ts';
+import { insertReturningId, type Knex } from '../postgres/knex.ts';
 
 /** A price for slots of a resource on some days, hours or one date. */
 export interface NewPriceRule {

@@ -1,6 +1,6 @@
 /** Queries on `bookings`. Status changes are conditional updates, so each happens at most once. */
-import { bookingEventSql } from '../events.ts';
-import type { Knex } from '../knex.ts';
+import { bookingEventSql } from '../rules/events.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 export type BookingStatus = 'BOOKED' | 'CANCELLED' | 'REFUNDED';
 

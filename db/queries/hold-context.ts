@@ -4,7 +4,7 @@
  * slots the hold covers (with their prices and booking rules), and the customer's membership
  * discount. One statement instead of five keeps the hold transaction short under load.
  */
-import type { Knex } from '../knex.ts';
+import type { Knex } from '../postgres/knex.ts';
 import { isUuid } from './resources.ts';
 import type { SlotRow } from './slots.ts';
 

@@ -1,6 +1,6 @@
 /** Queries on `holds`. Status changes are conditional updates, so each happens at most once. */
-import { holdEventSql } from '../events.ts';
-import type { Knex } from '../knex.ts';
+import { holdEventSql } from '../rules/events.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 export type HoldStatus = 'ACTIVE' | 'CANCELLED' | 'EXPIRED' | 'CONFIRMED';
 

@@ -1,5 +1,5 @@
 /** Queries on `idempotency_keys`, the durable record of each keyed write's result. */
-import type { Knex } from '../knex.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 /** A row of `idempotency_keys`. */
 export interface IdempotencyRow {

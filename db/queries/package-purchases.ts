@@ -3,7 +3,7 @@
  * is taken and returned by conditional updates under the row lock, so concurrent confirms and
  * cancels never take more than was bought nor return more than was taken.
  */
-import type { Knex } from '../knex.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 export const PAYMENT_METHODS = ['cash', 'upi', 'card', 'other'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];

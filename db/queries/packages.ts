@@ -1,5 +1,5 @@
 /** Queries on `packages`, the catalogue of prepaid credit bundles. */
-import { insertReturningId, type Knex } from '../knex.ts';
+import { insertReturningId, type Knex } from '../postgres/knex.ts';
 
 /** The operator-set fields of a new package. */
 export interface NewPackage {

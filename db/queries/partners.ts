@@ -1,5 +1,5 @@
 /** Queries on `partners`. */
-import { insertReturningId, type Knex } from '../knex.ts';
+import { insertReturningId, type Knex } from '../postgres/knex.ts';
 
 /** Creates a partner and returns its id. */
 export async function insert(db: Knex, partner: { name: string; rateLimit: number }): Promise<string> {

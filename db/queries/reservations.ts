@@ -2,7 +2,7 @@
  * Queries on `reservations`: the rows, one per physical unit, that the exclusion constraint keeps
  * from overlapping. A live reservation is active and not past its hold's expiry.
  */
-import type { Knex } from '../knex.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 /** The name of the exclusion constraint, for telling its violations apart. */
 export const NO_OVERLAP_CONSTRAINT = 'reservations_no_overlap';

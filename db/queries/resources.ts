@@ -1,5 +1,5 @@
 /** Queries on `resources` and `resource_parts`. */
-import { insertReturningId, type Knex } from '../knex.ts';
+import { insertReturningId, type Knex } from '../postgres/knex.ts';
 
 /** A row of `resources`; `opens_at`/`closes_at` are PostgreSQL `time` text (HH:MM:SS). */
 export interface ResourceRow {

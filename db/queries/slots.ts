@@ -1,5 +1,5 @@
 /** The slot grid (`venue_slots()` in SQL): the one definition availability and holds both read. */
-import type { Knex } from '../knex.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 /** One slot of a resource's grid on a date; times are ISO 8601 UTC text, as the API writes them. */
 export interface SlotRow {

@@ -1,5 +1,5 @@
 /** Queries on `venue_grants`: which partner may see and book which venue. */
-import type { Knex } from '../knex.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 /** Grants a venue to a partner (a repeat is a no-op). */
 export async function grant(db: Knex, partnerId: string, venueId: string): Promise<void> {

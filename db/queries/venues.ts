@@ -1,5 +1,5 @@
 /** Queries on `venues`. */
-import { insertReturningId, type Knex } from '../knex.ts';
+import { insertReturningId, type Knex } from '../postgres/knex.ts';
 
 /** The lifecycle of a venue: paused venues show but take no holds; archived ones are invisible. */
 export const VENUE_STATUSES = ['active', 'paused', 'archived'] as const;

@@ -2,7 +2,7 @@
  * Queries on `waitlist_entries` and `waitlist_promotions`. Every transition is a conditional
  * update, so a job that runs twice, late or after a re-join changes nothing it should not.
  */
-import type { Knex } from '../knex.ts';
+import type { Knex } from '../postgres/knex.ts';
 import { isUuid } from './resources.ts';
 
 export const WAITLIST_STATUSES = ['waiting', 'promoted', 'expired', 'cancelled'] as const;

@@ -1,5 +1,5 @@
 /** Queries on `webhook_deliveries` and `webhook_attempts`. */
-import type { Knex } from '../knex.ts';
+import type { Knex } from '../postgres/knex.ts';
 import type { EventRow } from './events.ts';
 
 export type DeliveryStatus = 'pending' | 'failed' | 'delivered' | 'dead_letter';

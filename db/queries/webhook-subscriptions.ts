@@ -1,5 +1,5 @@
 /** Queries on `webhook_subscriptions`. */
-import type { Knex } from '../knex.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 /** A row of `webhook_subscriptions`. */
 export interface SubscriptionRow {

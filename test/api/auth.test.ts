@@ -1,5 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
-import { hashApiKey } from '../../db/api-key.ts';
+import { hashApiKey } from '../../db/rules/api-key.ts';
 import { issueKey } from '../../db/cli/partner-commands.ts';
 import * as apiKeys from '../../db/queries/api-keys.ts';
 import { useTestDatabase } from '../helpers/database.ts';

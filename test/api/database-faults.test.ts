@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { defineRoute } from '../../api/route.ts';
 import { routes } from '../../api/routes/index.ts';
-import { createDb, type Knex } from '../../db/knex.ts';
+import { createDb, type Knex } from '../../db/postgres/knex.ts';
 import { gridSlots, hold, makeBookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { call, startApp, type TestServer } from '../helpers/http.ts';

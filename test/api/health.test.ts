@@ -1,5 +1,5 @@
 import test from 'ava';
-import { createDb } from '../../db/knex.ts';
+import { createDb } from '../../db/postgres/knex.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { call, startApp } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';

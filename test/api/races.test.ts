@@ -5,7 +5,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { createHold } from '../../api/use-cases/create-hold.ts';
-import { createDb } from '../../db/knex.ts';
+import { createDb } from '../../db/postgres/knex.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { confirm, gridSlots, hold, localDate, makeBookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';

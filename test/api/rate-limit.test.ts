@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { issueKey } from '../../db/cli/partner-commands.ts';
-import { createDb } from '../../db/knex.ts';
+import { createDb } from '../../db/postgres/knex.ts';
 import * as partners from '../../db/queries/partners.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';

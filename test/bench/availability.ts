@@ -4,7 +4,7 @@
  * the grid reads only live reservations overlapping the requested day, through the exclusion
  * constraint's GiST index.
  */
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as resources from '../../db/queries/resources.ts';
 import { BENCH_COURT, benchPartners, benchVenue, msSince, percentile, startWebProcess } from './harness.ts';
 

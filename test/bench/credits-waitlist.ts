@@ -7,7 +7,7 @@
  *   commit to the entry's promotion (both on the database clock).
  */
 import { randomUUID } from 'node:crypto';
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as packages from '../../db/queries/packages.ts';
 import {
   benchPartners,

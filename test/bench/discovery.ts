@@ -1,7 +1,7 @@
 /** Discovery under load: autocannon against `npm run web`, compared with /health. */
 import autocannon from 'autocannon';
 import { seedDemo } from '../../db/cli/demo-seed.ts';
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import { benchPartners, startWebProcess } from './harness.ts';
 
 interface BenchCase {

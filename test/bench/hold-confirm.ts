@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { confirmBooking } from '../../api/use-cases/confirm-booking.ts';
 import { createHold } from '../../api/use-cases/create-hold.ts';
-import { hashApiKey } from '../../db/api-key.ts';
-import { createBoss } from '../../db/boss.ts';
-import { createDb, type Knex } from '../../db/knex.ts';
-import type { Logger } from '../../db/log.ts';
+import { hashApiKey } from '../../db/rules/api-key.ts';
+import { createBoss } from '../../db/jobs/boss.ts';
+import { createDb, type Knex } from '../../db/postgres/knex.ts';
+import type { Logger } from '../../db/platform/log.ts';
 import * as apiKeys from '../../db/queries/api-keys.ts';
 import {
   benchPartners,

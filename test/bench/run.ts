@@ -5,8 +5,8 @@
  * side as on one machine. Prints markdown. BENCH_SECONDS (default 10) sets the length of a run;
  * BENCH_CONNECTIONS (default 16) the discovery concurrency.
  */
-import { loadConfigOrExit } from '../../db/config.ts';
-import { createLogger } from '../../db/log.ts';
+import { loadConfigOrExit } from '../../db/platform/config.ts';
+import { createLogger } from '../../db/platform/log.ts';
 import { postgresServer } from '../helpers/postgres-server.ts';
 import { benchAvailability } from './availability.ts';
 import { benchCreditsWaitlist } from './credits-waitlist.ts';

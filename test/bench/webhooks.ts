@@ -10,10 +10,10 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { createBoss } from '../../db/boss.ts';
-import { JOBS } from '../../db/jobs.ts';
-import type { Knex } from '../../db/knex.ts';
-import { createLogger } from '../../db/log.ts';
+import { createBoss } from '../../db/jobs/boss.ts';
+import { JOBS } from '../../db/jobs/jobs.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
+import { createLogger } from '../../db/platform/log.ts';
 import { signWebhook } from '../../workers/webhook-signature.ts';
 import {
   benchPartners,

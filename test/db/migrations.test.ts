@@ -4,9 +4,9 @@
  */
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { dropDatabase, ensureDatabase, withDatabase } from '../../db/database-url.ts';
-import { createDb } from '../../db/knex.ts';
-import { createLogger } from '../../db/log.ts';
+import { dropDatabase, ensureDatabase, withDatabase } from '../../db/postgres/database-url.ts';
+import { createDb } from '../../db/postgres/knex.ts';
+import { createLogger } from '../../db/platform/log.ts';
 import { MIGRATIONS, migrate } from '../../db/migrate.ts';
 
 const log = createLogger('silent');

@@ -1,9 +1,9 @@
 /**
- * Every parameterised statement runs as a named prepared statement (db/prepared-pg-client.ts).
+ * Every parameterised statement runs as a named prepared statement (db/postgres/prepared-pg-client.ts).
  * A migration that changes a table read with `*` must not break a long-running process.
  */
 import test from 'ava';
-import { createDb } from '../../db/knex.ts';
+import { createDb } from '../../db/postgres/knex.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 
 const database = useTestDatabase(test);

@@ -3,7 +3,7 @@
  * short calls for the booking endpoints.
  */
 import { randomUUID } from 'node:crypto';
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as slots from '../../db/queries/slots.ts';
 import { makePartner, makeResource, makeVenue } from './factories.ts';
 import { call, type CallResult, type TestServer } from './http.ts';

@@ -6,11 +6,11 @@
 import type { TestFn } from 'ava';
 import { randomBytes } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
-import { createBoss } from '../../db/boss.ts';
-import { loadConfig, type Config } from '../../db/config.ts';
-import { dropDatabase, ensureDatabase, withDatabase } from '../../db/database-url.ts';
-import { createDb, type Knex } from '../../db/knex.ts';
-import { createLogger, type Logger } from '../../db/log.ts';
+import { createBoss } from '../../db/jobs/boss.ts';
+import { loadConfig, type Config } from '../../db/platform/config.ts';
+import { dropDatabase, ensureDatabase, withDatabase } from '../../db/postgres/database-url.ts';
+import { createDb, type Knex } from '../../db/postgres/knex.ts';
+import { createLogger, type Logger } from '../../db/platform/log.ts';
 
 /** What every test file gets: its database, a pool and a started pg-boss on it, a quiet logger. */
 export interface TestDatabase {

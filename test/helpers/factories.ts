@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { issueKey } from '../../db/cli/partner-commands.ts';
-import type { Knex } from '../../db/knex.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as packages from '../../db/queries/packages.ts';
 import * as partners from '../../db/queries/partners.ts';
 import * as resources from '../../db/queries/resources.ts';

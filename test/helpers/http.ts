@@ -4,8 +4,8 @@ import { connect, type AddressInfo } from 'node:net';
 import { buildApp } from '../../api/app.ts';
 import { listen } from '../../api/server.ts';
 import type { Route } from '../../api/route.ts';
-import type { Config } from '../../db/config.ts';
-import type { Knex } from '../../db/knex.ts';
+import type { Config } from '../../db/platform/config.ts';
+import type { Knex } from '../../db/postgres/knex.ts';
 import type { TestFn } from 'ava';
 import type { DatabaseHandle, TestDatabase } from './database.ts';
 

@@ -1,5 +1,5 @@
-import { startEmbeddedPostgres } from '../../db/embedded.ts';
-import type { Logger } from '../../db/log.ts';
+import { startEmbeddedPostgres } from '../../db/platform/embedded/server.ts';
+import type { Logger } from '../../db/platform/log.ts';
 
 /** A PostgreSQL server to create databases on, and how to let go of it. */
 export interface PostgresServer {

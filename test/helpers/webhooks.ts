@@ -11,7 +11,7 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { isIP, type AddressInfo, type LookupFunction } from 'node:net';
-import type { Config } from '../../db/config.ts';
+import type { Config } from '../../db/platform/config.ts';
 import { EVENT_TYPES } from '../../db/queries/events.ts';
 import { webhookDeliver } from '../../workers/webhook-deliver.ts';
 import { webhookFanout } from '../../workers/webhook-fanout.ts';

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { ConfigError, loadConfig } from '../../db/config.ts';
+import { ConfigError, loadConfig } from '../../db/platform/config.ts';
 
 test('defaults follow CONTRACT.md', (t) => {
   const config = loadConfig({});

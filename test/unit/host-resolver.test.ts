@@ -1,5 +1,5 @@
 /**
- * The host lookup both edges use (db/host-resolver.ts), against DNS servers on 127.0.0.1 that the
+ * The host lookup both edges use (db/platform/host-resolver.ts), against DNS servers on 127.0.0.1 that the
  * test controls: one that answers, one that says NXDOMAIN, one that never answers. A hanging name
  * fails within the lookup's bound and holds no thread of libuv's pool, while a pool kept busy
  * (blocked FIFO opens, which block deterministically) stalls node:dns `lookup` itself. getaddrinfo
@@ -20,7 +20,7 @@ import type { AddressInfo, LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createHostLookup } from '../../db/host-resolver.ts';
+import { createHostLookup } from '../../db/platform/host-resolver.ts';
 import { postWebhook, UNRESOLVED_TARGET } from '../../workers/webhook-http.ts';
 import { startDnsServer, type DnsAnswer, type DnsServer } from '../helpers/dns-server.ts';
 

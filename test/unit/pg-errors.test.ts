@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import pg from 'pg';
-import { isDatabaseUnavailable, isDataException, isTransientConflict } from '../../db/pg-errors.ts';
+import { isDatabaseUnavailable, isDataException, isTransientConflict } from '../../db/postgres/pg-errors.ts';
 
 function databaseError(code: string): pg.DatabaseError {
   const err = new pg.DatabaseError('server said no', 0, 'error');

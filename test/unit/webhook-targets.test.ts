@@ -5,7 +5,7 @@
  * an HTTP request, so it is bounded in time whatever the resolver does.
  */
 import test from 'ava';
-import { ipLiteralHost, isNonPublicAddress, refuseTarget } from '../../db/webhook-targets.ts';
+import { ipLiteralHost, isNonPublicAddress, refuseTarget } from '../../db/rules/webhook-targets.ts';
 import { notFound, testResolver } from '../helpers/webhooks.ts';
 
 const NON_PUBLIC: Record<string, string[]> = {

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { enqueue, JOBS } from '../../db/jobs.ts';
+import { enqueue, JOBS } from '../../db/jobs/jobs.ts';
 import { holdExpire, HoldNotDueError } from '../../workers/hold-expire.ts';
 import { startWorkers } from '../../workers/main.ts';
 import { eventTypes, gridSlots, hold, makeBookingWorld, makeOverdue } from '../helpers/booking.ts';

@@ -8,7 +8,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
-import type { Config } from '../../db/config.ts';
+import type { Config } from '../../db/platform/config.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { webhookDeliver } from '../../workers/webhook-deliver.ts';
 import { webhookFanout } from '../../workers/webhook-fanout.ts';

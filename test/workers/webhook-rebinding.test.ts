@@ -5,7 +5,7 @@
  * coarse reason, and observability never shows what an internal service would have answered.
  */
 import test from 'ava';
-import { refuseTarget } from '../../db/webhook-targets.ts';
+import { refuseTarget } from '../../db/rules/webhook-targets.ts';
 import { NON_PUBLIC_TARGET } from '../../workers/webhook-http.ts';
 import { MAX_ATTEMPTS } from '../../workers/webhook-deliver.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';

@@ -6,7 +6,7 @@
  * it before and after every request; a 4xx must leave it as it was.
  */
 import pg from 'pg';
-import type { Knex } from '../../../db/knex.ts';
+import type { Knex } from '../../../db/postgres/knex.ts';
 
 /** Table name → `count:hash-sum` (`pgboss.job` → its count). */
 export type Digest = Map<string, string>;

@@ -7,7 +7,7 @@
  * keys they use are kept, so that the fuzz replays them now and then.
  */
 import { randomUUID } from 'node:crypto';
-import type { Knex } from '../../../db/knex.ts';
+import type { Knex } from '../../../db/postgres/knex.ts';
 import { confirm, hold, makeOverdue, type BookingWorld } from '../booking.ts';
 import { makePackage } from '../factories.ts';
 import { call, type CallResult, type TestServer } from '../http.ts';

@@ -6,7 +6,7 @@
  * record can be in. The records themselves are made in `world-records.ts`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Knex } from '../../../db/knex.ts';
+import type { Knex } from '../../../db/postgres/knex.ts';
 import { localDate, makeBookingWorld } from '../booking.ts';
 import { makeResource, makeVenue } from '../factories.ts';
 import type { Pools } from './pools.ts';

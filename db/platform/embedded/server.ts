@@ -4,9 +4,9 @@
  * restarts; it is initialised only when PG_VERSION is missing, so `rm -rf .data/<name>` starts
  * over. PostgreSQL refuses to run as root, so as root it runs as the `postgres` user, and where
  * that user cannot enter the checkout (/root, a `mktemp -d` folder) the programs and data move to
- * a place it can (embedded-root.ts), with `.data/<name>` a symlink to the data.
+ * a place it can (root.ts), with `.data/<name>` a symlink to the data.
  *
- * We drive the programs ourselves (embedded-process.ts) rather than through the library's class,
+ * We drive the programs ourselves (process.ts) rather than through the library's class,
  * which cannot be told where its programs are and which hooks SIGTERM and SIGINT to exit at once:
  * start.ts must stop PostgreSQL last, after web and workers.
  */
@@ -16,14 +16,14 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findBinaries } from './embedded-binaries.ts';
-import { EmbeddedPostgresError, OR_DATABASE_URL, firstLine } from './embedded-error.ts';
-import { ADMIN, initdb, launch, type RunOptions } from './embedded-process.ts';
-import { placeForRoot, postgresUser } from './embedded-root.ts';
-import type { Logger } from './log.ts';
+import { findBinaries } from './binaries.ts';
+import { EmbeddedPostgresError, OR_DATABASE_URL, firstLine } from './errors.ts';
+import { ADMIN, initdb, launch, type RunOptions } from './process.ts';
+import { placeForRoot, postgresUser } from './root.ts';
+import type { Logger } from '../log.ts';
 
 /** The repository's `.data/` folder (git-ignored). */
-export const DATA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.data');
+export const DATA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', '.data');
 
 /** How to start the embedded server. */
 export interface EmbeddedOptions {

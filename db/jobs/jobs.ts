@@ -5,8 +5,8 @@
  */
 import { fromKnex, type PgBoss } from 'pg-boss';
 import { z } from 'zod';
-import type { Config } from './config.ts';
-import type { Knex } from './knex.ts';
+import type { Config } from '../platform/config.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 /** Stable job names (never derived from file or class names). */
 export const JOBS = {

@@ -5,7 +5,7 @@
  * `mktemp -d` folder (mode 0700) lets it reach neither: initdb died with `spawn … EACCES`.
  *
  * So we ask the user itself: a shell run with its uid and gid tests each folder on the way. Where
- * it cannot pass, the programs are copied (embedded-binaries.ts) and the data moves under
+ * it cannot pass, the programs are copied (binaries.ts) and the data moves under
  * RELOCATION_DIR, with `.data/<name>` a symlink to it: the data still "lives in .data/" for the
  * person at the keyboard, and `rm -rf .data/<name>` still starts over, because a relocated folder
  * whose `.data/<name>` is gone is stale and is removed.
@@ -16,9 +16,9 @@ import { existsSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, readlink, realpath, rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { copyBinaries, type Binaries } from './embedded-binaries.ts';
-import { EmbeddedPostgresError, OR_DATABASE_URL, firstLine } from './embedded-error.ts';
-import type { Logger } from './log.ts';
+import { copyBinaries, type Binaries } from './binaries.ts';
+import { EmbeddedPostgresError, OR_DATABASE_URL, firstLine } from './errors.ts';
+import type { Logger } from '../log.ts';
 
 /** Root-owned and world-readable: the programs' copies and the relocated data folders live here. */
 export const RELOCATION_DIR = '/var/lib/partner-booking-service';

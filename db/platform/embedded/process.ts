@@ -14,10 +14,10 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chown, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Binaries } from './embedded-binaries.ts';
-import { EmbeddedPostgresError, OR_DATABASE_URL, firstLine } from './embedded-error.ts';
-import type { RunAs } from './embedded-root.ts';
-import type { Logger } from './log.ts';
+import type { Binaries } from './binaries.ts';
+import { EmbeddedPostgresError, OR_DATABASE_URL, firstLine } from './errors.ts';
+import type { RunAs } from './root.ts';
+import type { Logger } from '../log.ts';
 
 /** What PostgreSQL logs once it accepts connections, in English whatever the system's locale. */
 const READY = 'database system is ready to accept connections';

@@ -1,11 +1,11 @@
 /**
  * The pg-boss instance on the service's own database, and the queue definitions that `npm run
- * migrate` creates. Jobs are enqueued through `db/jobs.ts`, inside the transaction that causes them.
+ * migrate` creates. Jobs are enqueued through `db/jobs/jobs.ts`, inside the transaction that causes them.
  */
 import { PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
 import { JOBS } from './jobs.ts';
-import type { Logger } from './log.ts';
-import { isDatabaseUnavailable } from './pg-errors.ts';
+import type { Logger } from '../platform/log.ts';
+import { isDatabaseUnavailable } from '../postgres/pg-errors.ts';
 
 /** A queue the service uses, with the options pg-boss applies to every job in it. */
 export type QueueDefinition = Queue;
@@ -51,7 +51,7 @@ export const QUEUES: readonly QueueDefinition[] = [
     retryLimit: 20,
     retryDelay: 2,
     retryBackoff: true,
-    // Each delivery job sets its own expiry, its attempt's lease (db/jobs.ts deliveryJobOptions).
+    // Each delivery job sets its own expiry, its attempt's lease (db/jobs/jobs.ts deliveryJobOptions).
     expireInSeconds: 60,
     notify: true,
   },

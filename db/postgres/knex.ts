@@ -4,7 +4,7 @@
  */
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
-import type { Logger } from './log.ts';
+import type { Logger } from '../platform/log.ts';
 import { PreparedPgClient } from './prepared-pg-client.ts';
 
 export type { Knex };

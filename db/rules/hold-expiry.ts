@@ -6,8 +6,8 @@
 import type { PgBoss } from 'pg-boss';
 import { recordHoldEvent } from './events.ts';
 import { freeWindow } from './free-window.ts';
-import type { Knex } from './knex.ts';
-import * as holds from './queries/holds.ts';
+import type { Knex } from '../postgres/knex.ts';
+import * as holds from '../queries/holds.ts';
 
 /** Expires the hold if it is ACTIVE and due; true if this call expired it. */
 export async function expireHoldIfDue(trx: Knex.Transaction, boss: PgBoss, holdId: string): Promise<boolean> {

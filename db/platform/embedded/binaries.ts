@@ -18,7 +18,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EmbeddedPostgresError, OR_DATABASE_URL, firstLine } from './embedded-error.ts';
+import { EmbeddedPostgresError, OR_DATABASE_URL, firstLine } from './errors.ts';
 
 /** The PostgreSQL programs of one platform package. */
 export interface Binaries {

@@ -5,9 +5,9 @@
  * named by the event that freed it, so each freed window is offered to the waitlist exactly once.
  */
 import type { PgBoss } from 'pg-boss';
-import { enqueue, JOBS } from './jobs.ts';
-import type { Knex } from './knex.ts';
-import * as reservations from './queries/reservations.ts';
+import { enqueue, JOBS } from '../jobs/jobs.ts';
+import type { Knex } from '../postgres/knex.ts';
+import * as reservations from '../queries/reservations.ts';
 
 /** Frees the window of `holdId` (a hold, or the hold of a booking); `freedBy` is the event's id. */
 export async function freeWindow(

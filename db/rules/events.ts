@@ -8,9 +8,9 @@
  * `db/queries/waitlist-entries.ts`, and publishes it the same way.)
  */
 import type { PgBoss } from 'pg-boss';
-import { enqueue, JOBS } from './jobs.ts';
-import type { Knex } from './knex.ts';
-import type { EventType } from './queries/events.ts';
+import { enqueue, JOBS } from '../jobs/jobs.ts';
+import type { Knex } from '../postgres/knex.ts';
+import type { EventType } from '../queries/events.ts';
 
 export type HoldEventType = Extract<EventType, 'hold_created' | 'hold_cancelled' | 'hold_expired'>;
 export type BookingEventType = Extract<

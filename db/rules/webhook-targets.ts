@@ -7,12 +7,12 @@
  * `isNonPublicAddress` below.
  *
  * The check runs inside a subscribe request, so it resolves through `lookupHost` (c-ares, off
- * libuv's thread pool; db/host-resolver.ts) and gives up after TARGET_LOOKUP_TIMEOUT_MS: a host
+ * libuv's thread pool; db/platform/host-resolver.ts) and gives up after TARGET_LOOKUP_TIMEOUT_MS: a host
  * whose DNS never answers is refused as not resolving. With node:dns `lookup` it had no limit at
  * all, and each such request held a web request and a pool thread for as long as getaddrinfo tried.
  */
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { HOST_LOOKUP_TIMEOUT_MS, lookupHost } from './host-resolver.ts';
+import { HOST_LOOKUP_TIMEOUT_MS, lookupHost } from '../platform/host-resolver.ts';
 
 /**
  * The longest the subscribe-time check waits for the endpoint's addresses: `lookupHost`'s own
