@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createBoss, ensureQueues } from './jobs/boss.ts';
-import { loadConfigOrExit, requireDatabaseUrl } from './platform/config.ts';
+import { loadConfig, loadConfigOrExit, requireDatabaseUrl, type Config } from './platform/config.ts';
 import { createDb } from './postgres/knex.ts';
 import { createLogger, type Logger } from './platform/log.ts';
 
@@ -22,7 +22,7 @@ export const MIGRATIONS = {
 };
 
 /** Brings the database at `databaseUrl` to the latest schema, knex and pg-boss alike. */
-export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
+export async function migrate(databaseUrl: string, log: Logger, config: Config = loadConfig()): Promise<void> {
   const lock = new pg.Client({ connectionString: databaseUrl, application_name: 'booking-migrate' });
   await lock.connect();
   try {
@@ -37,7 +37,7 @@ export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
     const boss = createBoss(databaseUrl, 'migrate', log);
     await boss.start();
     try {
-      await ensureQueues(boss);
+      await ensureQueues(boss, config);
     } finally {
       await boss.stop({ graceful: false });
     }
@@ -50,7 +50,7 @@ if (import.meta.main) {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
   try {
-    await migrate(requireDatabaseUrl(config), log);
+    await migrate(requireDatabaseUrl(config), log, config);
     log.info('database is up to date');
   } catch (err) {
     log.fatal({ err }, 'migration failed');

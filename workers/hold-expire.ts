@@ -4,16 +4,15 @@
  * window (the transition is a conditional update in `db/rules/hold-expiry.ts`).
  */
 import { expireHoldIfDue } from '../db/rules/hold-expiry.ts';
-import { JOBS, PAYLOADS } from '../db/jobs/jobs.ts';
+import { HOLD_EXPIRE } from '../db/jobs/kinds.ts';
 import * as holds from '../db/queries/holds.ts';
-import type { JobModule } from './registry.ts';
+import type { JobHandler } from './job-handler.ts';
 
 /** Thrown when the job ran before its hold was due; pg-boss retries it. */
 export class HoldNotDueError extends Error {}
 
-export const holdExpire: JobModule<{ hold_id: string }> = {
-  name: JOBS.holdExpire,
-  payload: PAYLOADS[JOBS.holdExpire],
+export const holdExpire: JobHandler<{ hold_id: string }> = {
+  kind: HOLD_EXPIRE,
   batchSize: 20,
   // Expiry jobs are scheduled (startAfter), which pg-boss finds only by polling: poll as often as
   // it allows, so hold_expired follows hold_expiry_at by well under a second.

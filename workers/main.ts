@@ -6,13 +6,13 @@
 import type { LookupFunction } from 'node:net';
 import type { Job, JobResult } from 'pg-boss';
 import { createBoss } from '../db/jobs/boss.ts';
-import { RetryLaterError } from '../db/jobs/jobs.ts';
 import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platform/config.ts';
 import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
 import { runAsProcess } from '../db/platform/shutdown.ts';
 import { waitForDatabase } from '../db/platform/wait-for-database.ts';
-import { jobs, type JobDeps, type JobModule } from './registry.ts';
+import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
+import { handlers } from './registry.ts';
 
 /** How long active jobs get to finish after SIGTERM. */
 const STOP_TIMEOUT_MS = 30_000;
@@ -24,8 +24,8 @@ export interface Workers {
 
 /** Options of {@link startWorkers}; tests use them, the worker entry point does not. */
 export interface WorkerOptions {
-  /** The jobs to run (default: every job in the registry). */
-  modules?: readonly JobModule[];
+  /** The handlers to run (default: every handler in the registry). */
+  handlers?: readonly JobHandler[];
   /** The resolver webhook attempts dial through (default: db/platform/host-resolver.ts, off the thread pool). */
   lookup?: LookupFunction;
   /** Abandons the wait for the database at start-up. */
@@ -37,7 +37,7 @@ export async function startWorkers(
   config: Config,
   databaseUrl: string,
   log: Logger,
-  { modules = jobs, lookup, signal }: WorkerOptions = {},
+  { handlers: run = handlers, lookup, signal }: WorkerOptions = {},
 ): Promise<Workers> {
   await waitForDatabase(databaseUrl, log, signal);
   // The web's statement and lock limits hold here too: a stuck statement fails its job, which
@@ -52,25 +52,25 @@ export async function startWorkers(
   const boss = createBoss(databaseUrl, 'worker', log);
   await boss.start();
   const deps: JobDeps = lookup ? { db, boss, config, log, lookup } : { db, boss, config, log };
-  for (const module of modules) {
+  for (const handler of run) {
     await boss.work(
-      module.name,
+      handler.kind.name,
       {
-        batchSize: module.batchSize,
-        pollingIntervalSeconds: module.pollingIntervalSeconds,
+        batchSize: handler.batchSize,
+        pollingIntervalSeconds: handler.pollingIntervalSeconds,
         // LISTEN/NOTIFY wakes a worker for a new job; this polling is the backstop for wake-ups
         // that were coalesced or missed, and pg-boss's default of 30 s left backlogs waiting.
-        notifyPollingIntervalSeconds: module.pollingIntervalSeconds,
+        notifyPollingIntervalSeconds: handler.pollingIntervalSeconds,
         // A full batch means more work is waiting: fetch again at once (DESIGN.md: thousands/s).
-        burstWhenBatchFull: module.batchSize > 1,
-        localConcurrency: module.localConcurrency ?? 1,
+        burstWhenBatchFull: handler.batchSize > 1,
+        localConcurrency: handler.localConcurrency ?? 1,
         // Each job of a batch completes or fails on its own (see runBatch).
         perJobResults: true,
       },
-      (batch: Job<unknown>[]) => runBatch(module, batch, deps),
+      (batch: Job<unknown>[]) => runBatch(handler, batch, deps),
     );
   }
-  log.info({ jobs: modules.map((m) => m.name) }, 'workers started');
+  log.info({ jobs: run.map((h) => h.kind.name) }, 'workers started');
   return {
     async stop() {
       await boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS });
@@ -87,11 +87,11 @@ export async function startWorkers(
  * and been rescheduled for minutes later ran its next attempt at once, and the retried jobs of
  * attempts still in flight raced them. With `perJobResults` only the failed job is retried.
  */
-async function runBatch(module: JobModule, batch: Job<unknown>[], deps: JobDeps): Promise<JobResult[]> {
+async function runBatch(handler: JobHandler, batch: Job<unknown>[], deps: JobDeps): Promise<JobResult[]> {
   const run = async (job: Job<unknown>): Promise<JobResult> => {
-    const log = deps.log.child({ job: module.name, job_id: job.id });
+    const log = deps.log.child({ job: handler.kind.name, job_id: job.id });
     try {
-      await module.handle(module.payload.parse(job.data), { ...deps, log }, job);
+      await handler.handle(handler.kind.payload.parse(job.data), { ...deps, log }, job);
       return { id: job.id, status: 'completed' };
     } catch (err) {
       if (err instanceof RetryLaterError)
@@ -104,7 +104,7 @@ async function runBatch(module: JobModule, batch: Job<unknown>[], deps: JobDeps)
       };
     }
   };
-  if (module.concurrentBatch) return Promise.all(batch.map(run));
+  if (handler.concurrentBatch) return Promise.all(batch.map(run));
   const results: JobResult[] = [];
   for (const job of batch) results.push(await run(job));
   return results;

@@ -3,16 +3,15 @@
  * expires_at and schedules its own job, so the old job finds nothing to do (it names the expiry it
  * was scheduled for).
  */
-import { JOBS, PAYLOADS } from '../db/jobs/jobs.ts';
+import { WAITLIST_EXPIRE } from '../db/jobs/kinds.ts';
 import * as waitlist from '../db/queries/waitlist-entries.ts';
-import type { JobModule } from './registry.ts';
+import type { JobHandler } from './job-handler.ts';
 
 /** Thrown when the job ran before its entry was due; pg-boss retries it. */
 export class EntryNotDueError extends Error {}
 
-export const waitlistExpire: JobModule<{ entry_id: string; expires_at: string }> = {
-  name: JOBS.waitlistExpire,
-  payload: PAYLOADS[JOBS.waitlistExpire],
+export const waitlistExpire: JobHandler<{ entry_id: string; expires_at: string }> = {
+  kind: WAITLIST_EXPIRE,
   batchSize: 20,
   // Scheduled jobs are found by polling; reads already show a lapsed entry as expired, so the
   // row may follow a little later.

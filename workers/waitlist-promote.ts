@@ -5,13 +5,12 @@
  * however often or concurrently the job runs (see `promoteOldest`).
  */
 import { publishEvents } from '../db/rules/events.ts';
-import { JOBS, PAYLOADS } from '../db/jobs/jobs.ts';
+import { WAITLIST_PROMOTE } from '../db/jobs/kinds.ts';
 import * as waitlist from '../db/queries/waitlist-entries.ts';
-import type { JobModule } from './registry.ts';
+import type { JobHandler } from './job-handler.ts';
 
-export const waitlistPromote: JobModule<{ event_id: string }> = {
-  name: JOBS.waitlistPromote,
-  payload: PAYLOADS[JOBS.waitlistPromote],
+export const waitlistPromote: JobHandler<{ event_id: string }> = {
+  kind: WAITLIST_PROMOTE,
   batchSize: 10,
   pollingIntervalSeconds: 2,
   async handle({ event_id }, { db, boss, log }) {

@@ -23,33 +23,25 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../db/platform/config.ts';
-import {
-  attemptLeaseSeconds,
-  deliveryJobOptions,
-  enqueue,
-  JOBS,
-  PAYLOADS,
-  RetryLaterError,
-  type JobPayload,
-} from '../db/jobs/jobs.ts';
+import { enqueue } from '../db/jobs/enqueue.ts';
+import { attemptLeaseSeconds, WEBHOOK_DELIVER, type PayloadOf } from '../db/jobs/kinds.ts';
 import type { Knex } from '../db/postgres/knex.ts';
 import * as deliveries from '../db/queries/webhook-deliveries.ts';
-import type { JobDeps, JobModule } from './registry.ts';
+import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
 import { postWebhook } from './webhook-http.ts';
 import { signWebhook, type WebhookEvent } from './webhook-signature.ts';
 
-/** Attempts per delivery, the spec's "5 in total". */
-export const MAX_ATTEMPTS = 5;
+/** Attempts per delivery, the spec's "5 in total" (declared with the kind). */
+export const MAX_ATTEMPTS = WEBHOOK_DELIVER.attempts;
 
 /** The last_error of an attempt whose worker died (or stalled) past the attempt's lease. */
 export const ABANDONED_ATTEMPT = 'the worker stopped during the attempt';
 
-type Payload = JobPayload<typeof JOBS.webhookDeliver>;
+type Payload = PayloadOf<typeof WEBHOOK_DELIVER>;
 
 /** The `webhook.deliver` job: runs the attempt its payload names, or nothing (see above). */
-export const webhookDeliver: JobModule<Payload> = {
-  name: JOBS.webhookDeliver,
-  payload: PAYLOADS[JOBS.webhookDeliver],
+export const webhookDeliver: JobHandler<Payload> = {
+  kind: WEBHOOK_DELIVER,
   batchSize: 5,
   pollingIntervalSeconds: 0.5,
   // Attempts of a batch run side by side and each job settles on its own, so a slow or dead
@@ -122,8 +114,7 @@ async function notClaimed(payload: Payload, deps: JobDeps): Promise<void> {
     const at = await deliveries.lockEarlyAttempt(trx, payload.delivery_id, own);
     // A Date holds milliseconds and the column microseconds: one millisecond later, never earlier.
     const startAfter = at && new Date(at.getTime() + 1);
-    if (startAfter)
-      await enqueue(deps.boss, trx, JOBS.webhookDeliver, payload, deliveryJobOptions(config, startAfter));
+    if (startAfter) await enqueue(deps.boss, trx, WEBHOOK_DELIVER, payload, { config, startAfter });
   });
   log.info({ delivery_id: payload.delivery_id, attempt_id: own }, 'early webhook job queued for its time');
 }
@@ -159,7 +150,7 @@ function scheduleAttempt(
   next: { attemptId: string; afterSeconds: number },
 ): Promise<void> {
   const payload = { delivery_id: deliveryId, attempt_id: next.attemptId };
-  return enqueue(boss, trx, JOBS.webhookDeliver, payload, deliveryJobOptions(config, next.afterSeconds));
+  return enqueue(boss, trx, WEBHOOK_DELIVER, payload, { config, startAfter: next.afterSeconds });
 }
 
 /** The body partners receive (WebhookDeliveryPayload). */

@@ -4,13 +4,13 @@
  * other partners' changes too), and enqueues each delivery's first attempt, named and due now, in
  * the same transaction. Running twice creates nothing twice.
  */
-import { deliveryJobOptions, enqueue, JOBS, PAYLOADS } from '../db/jobs/jobs.ts';
+import { enqueue } from '../db/jobs/enqueue.ts';
+import { WEBHOOK_DELIVER, WEBHOOK_FANOUT } from '../db/jobs/kinds.ts';
 import * as deliveries from '../db/queries/webhook-deliveries.ts';
-import type { JobModule } from './registry.ts';
+import type { JobHandler } from './job-handler.ts';
 
-export const webhookFanout: JobModule<{ event_id: string }> = {
-  name: JOBS.webhookFanout,
-  payload: PAYLOADS[JOBS.webhookFanout],
+export const webhookFanout: JobHandler<{ event_id: string }> = {
+  kind: WEBHOOK_FANOUT,
   batchSize: 10,
   pollingIntervalSeconds: 0.5,
   concurrentBatch: true,
@@ -19,7 +19,7 @@ export const webhookFanout: JobModule<{ event_id: string }> = {
     const created = await db.transaction(async (trx) => {
       const created = await deliveries.fanOut(trx, event_id);
       for (const attempt of created) {
-        await enqueue(boss, trx, JOBS.webhookDeliver, attempt, deliveryJobOptions(config));
+        await enqueue(boss, trx, WEBHOOK_DELIVER, attempt, { config });
       }
       return created.length;
     });

@@ -10,7 +10,8 @@
 import type { PgBoss } from 'pg-boss';
 import { publishEvents } from '../../db/rules/events.ts';
 import { expireHoldIfDue } from '../../db/rules/hold-expiry.ts';
-import { enqueue, JOBS } from '../../db/jobs/jobs.ts';
+import { enqueue } from '../../db/jobs/enqueue.ts';
+import { HOLD_EXPIRE } from '../../db/jobs/kinds.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { EXCLUSION_VIOLATION, isPgError } from '../../db/postgres/pg-errors.ts';
 import * as holdContext from '../../db/queries/hold-context.ts';
@@ -111,7 +112,7 @@ async function placeHold(
     resource.units,
   );
   await publishEvents(boss, trx, [hold.event_id]);
-  await enqueue(boss, trx, JOBS.holdExpire, { hold_id: hold.id }, { startAfter: hold.hold_expiry_at });
+  await enqueue(boss, trx, HOLD_EXPIRE, { hold_id: hold.id }, { startAfter: hold.hold_expiry_at });
   return { status: 201, body: presentHold(hold) };
 }
 

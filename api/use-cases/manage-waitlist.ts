@@ -5,7 +5,8 @@
  * entry's expiry in its transaction.
  */
 import type { PgBoss } from 'pg-boss';
-import { enqueue, JOBS } from '../../db/jobs/jobs.ts';
+import { enqueue } from '../../db/jobs/enqueue.ts';
+import { WAITLIST_EXPIRE } from '../../db/jobs/kinds.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { transaction } from '../../db/postgres/transaction.ts';
 import * as waitlist from '../../db/queries/waitlist-entries.ts';
@@ -35,7 +36,7 @@ export async function joinWaitlist(
       expiresInDays: input.expires_in_days,
     });
     const payload = { entry_id: entry.id, expires_at: entry.expires_at.toISOString() };
-    await enqueue(boss, trx, JOBS.waitlistExpire, payload, { startAfter: entry.expires_at });
+    await enqueue(boss, trx, WAITLIST_EXPIRE, payload, { startAfter: entry.expires_at });
     return entry;
   });
 }

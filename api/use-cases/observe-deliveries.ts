@@ -1,7 +1,8 @@
 /** Delivery observability and redelivery of dead letters, for the caller's own deliveries. */
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../../db/platform/config.ts';
-import { deliveryJobOptions, enqueue, JOBS } from '../../db/jobs/jobs.ts';
+import { enqueue } from '../../db/jobs/enqueue.ts';
+import { WEBHOOK_DELIVER } from '../../db/jobs/kinds.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import * as deliveries from '../../db/queries/webhook-deliveries.ts';
 import { DeliveryNotDeadLetteredError, DeliveryNotFoundError } from '../errors.ts';
@@ -41,9 +42,9 @@ export async function redeliver(
     await enqueue(
       deps.boss,
       trx,
-      JOBS.webhookDeliver,
+      WEBHOOK_DELIVER,
       { delivery_id: delivery.id, attempt_id: requeued.next_attempt_id! },
-      deliveryJobOptions(deps.config),
+      { config: deps.config },
     );
     return requeued;
   });

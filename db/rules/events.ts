@@ -8,7 +8,8 @@
  * `db/queries/waitlist-entries.ts`, and publishes it the same way.)
  */
 import type { PgBoss } from 'pg-boss';
-import { enqueue, JOBS } from '../jobs/jobs.ts';
+import { enqueue } from '../jobs/enqueue.ts';
+import { WEBHOOK_FANOUT } from '../jobs/kinds.ts';
 import type { Knex } from '../postgres/knex.ts';
 import type { EventType } from '../queries/events.ts';
 
@@ -37,7 +38,7 @@ export function bookingEventSql(source: string): string {
 
 /** Enqueues the webhook fan-out of recorded events, in the transaction that recorded them. */
 export async function publishEvents(boss: PgBoss, trx: Knex.Transaction, eventIds: string[]): Promise<void> {
-  for (const eventId of eventIds) await enqueue(boss, trx, JOBS.webhookFanout, { event_id: eventId });
+  for (const eventId of eventIds) await enqueue(boss, trx, WEBHOOK_FANOUT, { event_id: eventId });
 }
 
 /** Records and publishes a hold event for the hold as it now is in this transaction; its id. */

@@ -5,7 +5,8 @@
  * named by the event that freed it, so each freed window is offered to the waitlist exactly once.
  */
 import type { PgBoss } from 'pg-boss';
-import { enqueue, JOBS } from '../jobs/jobs.ts';
+import { enqueue } from '../jobs/enqueue.ts';
+import { WAITLIST_PROMOTE } from '../jobs/kinds.ts';
 import type { Knex } from '../postgres/knex.ts';
 import * as reservations from '../queries/reservations.ts';
 
@@ -17,5 +18,5 @@ export async function freeWindow(
   freedBy: string,
 ): Promise<void> {
   await reservations.release(trx, holdId);
-  await enqueue(boss, trx, JOBS.waitlistPromote, { event_id: freedBy });
+  await enqueue(boss, trx, WAITLIST_PROMOTE, { event_id: freedBy });
 }

@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { createBoss } from '../../db/jobs/boss.ts';
-import { JOBS } from '../../db/jobs/jobs.ts';
+import { WEBHOOK_FANOUT } from '../../db/jobs/kinds.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { createLogger } from '../../db/platform/log.ts';
 import { signWebhook } from '../../workers/webhook-signature.ts';
@@ -154,7 +154,7 @@ async function drain(
   const boss = createBoss(url, 'web', createLogger('warn'));
   await boss.start();
   await boss.insert(
-    JOBS.webhookFanout,
+    WEBHOOK_FANOUT.name,
     rows.map((r) => ({ data: { event_id: r.id } })),
   );
   await boss.stop({ graceful: false });

@@ -5,7 +5,7 @@
 import test from 'ava';
 import { z } from 'zod';
 import { startWorkers } from '../../workers/main.ts';
-import type { JobModule } from '../../workers/registry.ts';
+import type { JobHandler } from '../../workers/job-handler.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -20,9 +20,14 @@ for (const concurrentBatch of [true, false]) {
       const queue = `${QUEUE}.${concurrentBatch}`;
       await boss.createQueue(queue, { retryLimit: 3, retryDelay: 0 });
       const runs = new Map<number, number>();
-      const probe: JobModule<{ n: number }> = {
-        name: queue,
-        payload: z.object({ n: z.number() }),
+      const probe: JobHandler<{ n: number }> = {
+        kind: {
+          name: queue,
+          payload: z.object({ n: z.number() }),
+          retry: { limit: 3, delaySeconds: 0, backoff: false },
+          expireInSeconds: 15,
+          notify: false,
+        },
         batchSize: 3,
         pollingIntervalSeconds: 0.5,
         concurrentBatch,
@@ -34,7 +39,7 @@ for (const concurrentBatch of [true, false]) {
       };
       // Queued before the worker starts, so its first fetch takes all three as one batch.
       await boss.insert(queue, [{ data: { n: 0 } }, { data: { n: 1 } }, { data: { n: 2 } }]);
-      const workers = await startWorkers(config, url, log, { modules: [probe] });
+      const workers = await startWorkers(config, url, log, { handlers: [probe] });
       t.teardown(() => workers.stop());
       const states = async () =>
         (await db.raw('select state from pgboss.job where name = ?', [queue])).rows.map(

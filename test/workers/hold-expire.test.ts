@@ -4,7 +4,8 @@
  */
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { enqueue, JOBS } from '../../db/jobs/jobs.ts';
+import { enqueue } from '../../db/jobs/enqueue.ts';
+import { HOLD_EXPIRE } from '../../db/jobs/kinds.ts';
 import { holdExpire, HoldNotDueError } from '../../workers/hold-expire.ts';
 import { startWorkers } from '../../workers/main.ts';
 import { eventTypes, gridSlots, hold, makeBookingWorld, makeOverdue } from '../helpers/booking.ts';
@@ -92,7 +93,7 @@ test('end to end: the job enqueued by the hold, run by a worker through pg-boss,
   const h = await newHold(4);
   await makeOverdue(db, h.holdId);
   // The hold's own job waits for the original expiry; send one due now, as that moment would.
-  await db.transaction((trx) => enqueue(boss, trx, JOBS.holdExpire, { hold_id: h.holdId }));
+  await db.transaction((trx) => enqueue(boss, trx, HOLD_EXPIRE, { hold_id: h.holdId }));
   const workers = await startWorkers(config, url, log);
   try {
     await waitFor(async () => (await db('holds').where({ id: h.holdId }).first()).status === 'EXPIRED', {

@@ -6,7 +6,7 @@
  * real local receivers.
  */
 import test, { type ExecutionContext } from 'ava';
-import { RetryLaterError } from '../../db/jobs/jobs.ts';
+import { RetryLaterError } from '../../workers/job-handler.ts';
 import * as deliveries from '../../db/queries/webhook-deliveries.ts';
 import { ABANDONED_ATTEMPT, MAX_ATTEMPTS } from '../../workers/webhook-deliver.ts';
 import { useTestDatabase } from '../helpers/database.ts';

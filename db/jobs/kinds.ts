@@ -1,0 +1,142 @@
+/**
+ * Every kind of job, declared once: its stable name, the payload it carries, how pg-boss keeps and
+ * retries it, and how long one may run. `npm run migrate` creates the queues from these, every
+ * `enqueue()` sends with them, and a worker handler (workers/) names the kind it handles; nothing
+ * else says what a job is. Both edges enqueue, so the declarations live here, in db/.
+ *
+ * Payloads are ids, never snapshots (handlers re-read the row), parsed before a handler runs:
+ * an old job can have an old shape. Handlers are idempotent, because pg-boss delivers at least
+ * once; a failed job is retried with its kind's policy.
+ */
+import { z } from 'zod';
+import type { Config } from '../platform/config.ts';
+
+/** How pg-boss retries a job whose handler failed. */
+export interface RetryPolicy {
+  limit: number;
+  /** Seconds before the first retry; doubled each time when `backoff`. */
+  delaySeconds: number;
+  backoff: boolean;
+}
+
+/** One kind of job. */
+export interface JobKind<P = unknown> {
+  /** Stable: stored with every queued job, never derived from a file or class name. */
+  readonly name: string;
+  readonly payload: z.ZodType<P>;
+  readonly retry: RetryPolicy;
+  /**
+   * Seconds a job may stay active before pg-boss presumes its worker lost and retries it; a
+   * function when it depends on the configuration.
+   */
+  readonly expireInSeconds: number | ((config: Config) => number);
+  /**
+   * Whether a new job wakes a waiting worker through LISTEN/NOTIFY within milliseconds. Jobs that
+   * are scheduled for later (`startAfter`) are found by polling either way.
+   */
+  readonly notify: boolean;
+}
+
+/** The payload type of a kind. */
+export type PayloadOf<K> = K extends JobKind<infer P> ? P : never;
+
+/**
+ * How long a short job (an expiry, a fan-out, a promotion: a few milliseconds of SQL) may stay
+ * active. It is also how long a job cut short by a database outage (its handler failed, and so did
+ * marking it failed) waits before it runs again, so it is short: measured, a PostgreSQL restart
+ * left fan-outs active for their whole expiry, then the supervisor (every 5 s) retried them.
+ */
+const SHORT_JOB_EXPIRE_SECONDS = 15;
+
+/** Retried for a long outage (2 s doubling, 20 times), so no event or expiry is ever given up. */
+const PATIENT: RetryPolicy = { limit: 20, delaySeconds: 2, backoff: true };
+/** As PATIENT, starting later: the job was early (its hold or entry not due yet). */
+const PATIENT_SCHEDULED: RetryPolicy = { limit: 20, delaySeconds: 5, backoff: true };
+
+/** hold.expire: at its hold's expiry, frees the window and records hold_expired (workers/hold-expire.ts). */
+export const HOLD_EXPIRE = {
+  name: 'hold.expire',
+  payload: z.object({ hold_id: z.guid() }),
+  retry: PATIENT_SCHEDULED,
+  expireInSeconds: SHORT_JOB_EXPIRE_SECONDS,
+  notify: false,
+} satisfies JobKind;
+
+/** webhook.fanout: one delivery per subscription that listens to the event (workers/webhook-fanout.ts). */
+export const WEBHOOK_FANOUT = {
+  name: 'webhook.fanout',
+  payload: z.object({ event_id: z.guid() }),
+  retry: PATIENT,
+  expireInSeconds: SHORT_JOB_EXPIRE_SECONDS,
+  notify: true,
+} satisfies JobKind;
+
+/**
+ * webhook.deliver: one attempt of one delivery (workers/webhook-deliver.ts). A failed HTTP attempt
+ * is not a job failure: the next attempt is a new job on the delivery's own schedule
+ * (WEBHOOK_RETRY_DELAYS), at most `attempts` in all. A job does fail on purpose when its attempt is
+ * in flight elsewhere; the backoff spaces its retries until that attempt ends or its lease passes.
+ * The payload names the attempt (its id made when it was scheduled), so a duplicate, stale or
+ * earlier-round job runs nothing; jobs queued before attempts had ids carry only delivery_id.
+ */
+export const WEBHOOK_DELIVER = {
+  name: 'webhook.deliver',
+  payload: z.object({ delivery_id: z.guid(), attempt_id: z.guid().optional() }),
+  retry: PATIENT,
+  // The attempt's lease: a dead worker's job is retried once its attempt may be taken over.
+  expireInSeconds: (config: Config) => Math.ceil(attemptLeaseSeconds(config)),
+  notify: true,
+  /** Attempts per delivery, the spec's "5 in total". */
+  attempts: 5,
+} satisfies JobKind & { attempts: number };
+
+/**
+ * How long past its HTTP deadline (WEBHOOK_TIMEOUT_MS) an attempt may still be recording its
+ * outcome before another job may declare it abandoned. Recording is one short transaction; the
+ * margin covers a slow commit or a stalled event loop.
+ */
+const ATTEMPT_LEASE_MARGIN_SECONDS = 5;
+
+/** Seconds from an attempt's start after which its worker is presumed dead (its lease). */
+export function attemptLeaseSeconds(config: Config): number {
+  return config.webhookTimeoutMs / 1000 + ATTEMPT_LEASE_MARGIN_SECONDS;
+}
+
+/**
+ * waitlist.expire: at an entry's expires_at, a still-waiting entry becomes expired
+ * (workers/waitlist-expire.ts). It names the expiry it was scheduled for: a re-join moves
+ * expires_at, and the old job then knows it is stale rather than early.
+ */
+export const WAITLIST_EXPIRE = {
+  name: 'waitlist.expire',
+  payload: z.object({ entry_id: z.guid(), expires_at: z.iso.datetime() }),
+  retry: PATIENT_SCHEDULED,
+  expireInSeconds: SHORT_JOB_EXPIRE_SECONDS,
+  notify: false,
+} satisfies JobKind;
+
+/**
+ * waitlist.promote: a freed window promotes the oldest waiting entry (workers/waitlist-promote.ts).
+ * The event that freed the window names it, and makes its promotion happen at most once.
+ */
+export const WAITLIST_PROMOTE = {
+  name: 'waitlist.promote',
+  payload: z.object({ event_id: z.guid() }),
+  retry: PATIENT,
+  expireInSeconds: SHORT_JOB_EXPIRE_SECONDS,
+  notify: true,
+} satisfies JobKind;
+
+/** Every kind of job the service has. */
+export const JOB_KINDS: readonly JobKind[] = [
+  HOLD_EXPIRE,
+  WEBHOOK_FANOUT,
+  WEBHOOK_DELIVER,
+  WAITLIST_EXPIRE,
+  WAITLIST_PROMOTE,
+];
+
+/** A kind's job expiry under `config`. */
+export function expiryOf(kind: JobKind, config: Config): number {
+  return typeof kind.expireInSeconds === 'number' ? kind.expireInSeconds : kind.expireInSeconds(config);
+}
