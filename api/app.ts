@@ -11,7 +11,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppDeps, AppMiddleware, AppState } from './context.ts';
-import { RouteNotFoundError, UnauthenticatedError } from './errors.ts';
+import { InvalidFieldError, RouteNotFoundError, UnauthenticatedError } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errors } from './middleware/errors.ts';
 import { inFlight } from './middleware/in-flight.ts';
@@ -19,7 +19,7 @@ import { jsonBody } from './middleware/json-body.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
-import { validateInput } from './middleware/validate.ts';
+import { asValidationError, validateInput } from './middleware/validate.ts';
 import { API_PREFIX } from './openapi.ts';
 import type { Route } from './route.ts';
 import { routes as allRoutes } from './routes/index.ts';
@@ -61,7 +61,11 @@ function handle(route: Route, deps: AppDeps): AppMiddleware {
   return async function handle(ctx) {
     const input = validateInput(route, ctx);
     const partnerId = ctx.state.auth?.partnerId ?? '';
-    const result = await route.handler({ ...input, partnerId }, { ...deps, log: ctx.state.log });
+    const result = await route
+      .handler({ ...input, partnerId }, { ...deps, log: ctx.state.log })
+      .catch((err) => {
+        throw err instanceof InvalidFieldError ? asValidationError(route, err) : err;
+      });
     ctx.status = result.status;
     if (result.body !== undefined) ctx.body = result.body;
   };

@@ -33,6 +33,20 @@ export class ValidationError extends DomainError {
   }
 }
 
+/**
+ * 400: a field of the request is wrong in a way only the use case can tell (a resource that is not
+ * the venue's, a date already past, a phone that is not the member's). Use cases name the field;
+ * the route answers it as VALIDATION_ERROR with the field located where the request carried it.
+ */
+export class InvalidFieldError extends DomainError {
+  static override readonly code = 'VALIDATION_ERROR';
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(message);
+    this.field = field;
+  }
+}
+
 /** 401: a missing, unknown, revoked or expired key. The message never says which. */
 export class UnauthenticatedError extends DomainError {
   static override readonly code = 'UNAUTHORIZED';

@@ -3,12 +3,16 @@
  * replays the committed result or waits for the attempt in flight and then replays it; it never
  * runs the effect twice, and a failed attempt (its transaction rolled back) leaves the key unused.
  * Keys are scoped per partner across all operations (CONTRACT.md).
+ *
+ * What is stored, and replayed, is the result exactly as the client first got it: a write's result
+ * is its presentation, so the use case presents it (with the presenter its route hands it) inside
+ * the transaction. The status belongs to the route, which answers a replay as it answered the
+ * original (only writes that succeeded store a result: a failed one rolls its key back).
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from '../db/postgres/knex.ts';
 import * as idempotencyKeys from '../db/queries/idempotency-keys.ts';
 import { IdempotencyKeyMismatchError } from './errors.ts';
-import type { RouteResult } from './route.ts';
 
 /** A keyed write: who, with which key, which operation, and the logical request it stands for. */
 export interface IdempotentWrite {
@@ -22,11 +26,11 @@ export interface IdempotentWrite {
 }
 
 /** Runs `effect` once per key, inside `trx`, or replays the result stored for the key. */
-export async function withIdempotency(
+export async function withIdempotency<R>(
   trx: Knex.Transaction,
   write: IdempotentWrite,
-  effect: () => Promise<RouteResult>,
-): Promise<RouteResult> {
+  effect: () => Promise<R>,
+): Promise<R> {
   const print = fingerprint(write.request);
   const claimed = await idempotencyKeys.claim(trx, { ...write, fingerprint: print });
   if (!claimed) {
@@ -37,10 +41,10 @@ export async function withIdempotency(
     if (!write.replayAnyRequest && record.fingerprint !== print) {
       throw new IdempotencyKeyMismatchError('This idempotency_key was already used for a different request.');
     }
-    return { status: record.status_code!, body: record.response };
+    return record.response as R;
   }
   const result = await effect();
-  await idempotencyKeys.complete(trx, write.partnerId, write.key, result.status, result.body);
+  await idempotencyKeys.complete(trx, write.partnerId, write.key, result);
   return result;
 }
 

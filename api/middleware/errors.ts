@@ -16,6 +16,7 @@ import {
   SubscriptionNotFoundError,
   DomainError,
   DoubleBookingAttemptError,
+  InvalidFieldError,
   HeadersTooLargeError,
   HoldExpiredError,
   HoldNotFoundError,
@@ -45,6 +46,7 @@ import { BODY_LIMIT_BYTES } from './json-body.ts';
 /** The only table from domain error to HTTP status. */
 const STATUS = new Map<DomainErrorClass, number>([
   [ValidationError, 400],
+  [InvalidFieldError, 400],
   [SlotRejectedError, 400],
   [UnauthenticatedError, 401],
   [NotOwnerError, 403],

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import type { InvalidFieldError } from '../errors.ts';
 import { ValidationError, type FieldProblem, type InputLocation } from '../errors.ts';
 import type { Route } from '../route.ts';
 
@@ -34,4 +35,23 @@ function parsePart(
     problems.push({ field: issue.path.map(String).join('.'), message: issue.message, in: location });
   }
   return undefined;
+}
+
+/**
+ * A use case's InvalidFieldError as the VALIDATION_ERROR the client gets, its field located in the
+ * part of the request the route declares it in (body, then query, then path).
+ */
+export function asValidationError(route: Route, err: InvalidFieldError): ValidationError {
+  const parts: [z.ZodType | undefined, InputLocation][] = [
+    [route.body, 'body'],
+    [route.query, 'query'],
+    [route.params, 'path'],
+  ];
+  const [, location] = parts.find(([schema]) => hasField(schema, err.field)) ?? [undefined, 'body'];
+  return new ValidationError([{ field: err.field, message: err.message, in: location }]);
+}
+
+function hasField(schema: z.ZodType | undefined, field: string): boolean {
+  const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape !== undefined && Object.hasOwn(shape, field.split('.')[0]!);
 }

@@ -2,9 +2,15 @@
 import type { BookingRow } from '../../db/queries/bookings.ts';
 import type { HoldRow } from '../../db/queries/holds.ts';
 import type { SlotRow } from '../../db/queries/slots.ts';
+import type { Confirmed } from '../use-cases/confirm-booking.ts';
 import type { AvailabilitySlot } from '../routes/availability.schemas.ts';
-import type { BookingDetail, BookingListItem } from '../routes/bookings.schemas.ts';
-import type { HoldResponse } from '../routes/holds.schemas.ts';
+import type {
+  BookingChangeResponse,
+  BookingDetail,
+  BookingListItem,
+  ConfirmResponse,
+} from '../routes/bookings.schemas.ts';
+import type { CancelHoldResponse, HoldResponse } from '../routes/holds.schemas.ts';
 
 export function presentHold(hold: HoldRow): HoldResponse {
   return {
@@ -14,6 +20,30 @@ export function presentHold(hold: HoldRow): HoldResponse {
     hold_expiry_at: hold.hold_expiry_at.toISOString(),
     price_rupees: hold.price_rupees,
   };
+}
+
+/** A released hold, as POST /partner/holds/{holdId}/cancel answers. */
+export function presentHoldRelease(hold: HoldRow): CancelHoldResponse {
+  return { message: 'Hold released.', hold_id: hold.id, status: 'CANCELLED' };
+}
+
+/** A confirm's booking; package_credit_consumed only when the request asked to use a credit. */
+export function presentConfirmed({ booking, packageCreditConsumed }: Confirmed): ConfirmResponse {
+  const body: ConfirmResponse = {
+    booking_id: booking.id,
+    slot_id: booking.slot_id,
+    status: 'BOOKED',
+    booked_at: booking.booked_at.toISOString(),
+    price_rupees: booking.price_rupees,
+  };
+  if (packageCreditConsumed !== undefined) body.package_credit_consumed = packageCreditConsumed;
+  return body;
+}
+
+/** A cancelled or refunded booking, as cancel and refund answer. */
+export function presentBookingChange(booking: BookingRow): BookingChangeResponse {
+  const message = booking.status === 'REFUNDED' ? 'Booking refunded.' : 'Booking cancelled.';
+  return { message, booking_id: booking.id, status: booking.status };
 }
 
 export function presentBookingListItem(b: BookingRow): BookingListItem {

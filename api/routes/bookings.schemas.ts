@@ -94,3 +94,4 @@ export const BookingListResponse = z.object({ bookings: z.array(BookingListItem)
 export const BookingChangeResponse = z
   .object({ message: z.string(), booking_id: Uuid, status: BookingStatus })
   .meta({ id: 'BookingChangeResponse' });
+export type BookingChangeResponse = z.infer<typeof BookingChangeResponse>;

@@ -9,7 +9,12 @@ import {
   NotOwnerError,
   VenueNotAuthorizedError,
 } from '../errors.ts';
-import { presentBookingDetail, presentBookingListItem } from '../presenters/booking.ts';
+import {
+  presentBookingChange,
+  presentBookingDetail,
+  presentBookingListItem,
+  presentConfirmed,
+} from '../presenters/booking.ts';
 import { defineRoute } from '../route.ts';
 import { cancelBooking, refundBooking } from '../use-cases/change-booking.ts';
 import { confirmBooking } from '../use-cases/confirm-booking.ts';
@@ -93,7 +98,7 @@ export const bookingRoutes = [
       IdempotencyKeyMismatchError,
     ],
     async handler({ partnerId, body }, deps) {
-      return confirmBooking(deps, partnerId, body);
+      return { status: 201, body: await confirmBooking(deps, partnerId, body, presentConfirmed) };
     },
   }),
   defineRoute({
@@ -160,7 +165,8 @@ export const bookingRoutes = [
     },
     errors: [...ownership, InvalidHoldStateError, IdempotencyKeyMismatchError],
     async handler({ partnerId, params, body }, deps) {
-      return cancelBooking(deps, partnerId, params.bookingId, body);
+      const cancelled = await cancelBooking(deps, partnerId, params.bookingId, body, presentBookingChange);
+      return { status: 200, body: cancelled };
     },
   }),
   defineRoute({
@@ -184,7 +190,8 @@ export const bookingRoutes = [
     },
     errors: [...ownership, InvalidHoldStateError, IdempotencyKeyMismatchError],
     async handler({ partnerId, params, body }, deps) {
-      return refundBooking(deps, partnerId, params.bookingId, body);
+      const refunded = await refundBooking(deps, partnerId, params.bookingId, body, presentBookingChange);
+      return { status: 200, body: refunded };
     },
   }),
 ];

@@ -43,3 +43,4 @@ export const HoldParams = z.object({ holdId: Uuid });
 export const CancelHoldResponse = z
   .object({ message: z.string(), hold_id: Uuid, status: z.literal('CANCELLED') })
   .meta({ id: 'CancelHoldResponse' });
+export type CancelHoldResponse = z.infer<typeof CancelHoldResponse>;

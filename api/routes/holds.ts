@@ -10,6 +10,7 @@ import {
   TransformationConflictError,
   VenueNotAuthorizedError,
 } from '../errors.ts';
+import { presentHold, presentHoldRelease } from '../presenters/booking.ts';
 import { defineRoute } from '../route.ts';
 import { createHold } from '../use-cases/create-hold.ts';
 import { releaseHold } from '../use-cases/release-hold.ts';
@@ -53,7 +54,7 @@ export const holdRoutes = [
       IdempotencyKeyMismatchError,
     ],
     async handler({ partnerId, body }, deps) {
-      return createHold(deps, partnerId, body);
+      return { status: 201, body: await createHold(deps, partnerId, body, presentHold) };
     },
   }),
   defineRoute({
@@ -87,7 +88,8 @@ export const holdRoutes = [
       IdempotencyKeyMismatchError,
     ],
     async handler({ partnerId, params, body }, deps) {
-      return releaseHold(deps, partnerId, params.holdId, body);
+      const released = await releaseHold(deps, partnerId, params.holdId, body, presentHoldRelease);
+      return { status: 200, body: released };
     },
   }),
 ];

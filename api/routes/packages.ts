@@ -56,7 +56,10 @@ export const packageRoutes = [
     },
     errors: [VenueNotAuthorizedError, PackageNotFoundError, IdempotencyKeyMismatchError],
     async handler({ partnerId, params, body }, { db }) {
-      return purchasePackage(db, partnerId, params.packageId, body);
+      const sold = await purchasePackage(db, partnerId, params.packageId, body, (purchase) => ({
+        purchase: presentPurchase(purchase),
+      }));
+      return { status: 201, body: sold };
     },
   }),
   defineRoute({

@@ -14,19 +14,27 @@ import * as bookings from '../../db/queries/bookings.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
 import { InvalidHoldStateError } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
-import type { RouteResult } from '../route.ts';
-import type { ReasonBody } from '../routes/shared.schemas.ts';
 import { lockOwnBooking } from './own-records.ts';
 
 type Deps = { db: Knex; boss: PgBoss };
 
-/** Cancels the caller's booking, or replays the cancel made with the same key. */
-export function cancelBooking(
+/** A keyed change (cancel, refund, release) as the partner asked for it. */
+export interface ChangeRequest {
+  idempotency_key: string;
+  reason?: string | undefined;
+}
+
+/**
+ * Cancels the caller's booking, or replays the cancel made with the same key: the cancelled booking
+ * as `present` made it the first time (idempotency.ts).
+ */
+export function cancelBooking<R>(
   deps: Deps,
   partnerId: string,
   bookingId: string,
-  input: ReasonBody,
-): Promise<RouteResult> {
+  input: ChangeRequest,
+  present: (cancelled: bookings.BookingRow) => R,
+): Promise<R> {
   return changeOwnBooking(deps, partnerId, bookingId, input, 'booking_cancel', async (trx, booking) => {
     const cancelled = await bookings.cancel(trx, booking.id, input.reason ?? null);
     if (!cancelled) {
@@ -36,29 +44,24 @@ export function cancelBooking(
     }
     const eventId = await recordBookingEvent(trx, deps.boss, 'booking_cancelled', cancelled.id);
     await releaseBooked(trx, deps.boss, booking, eventId);
-    return {
-      status: 200,
-      body: { message: 'Booking cancelled.', booking_id: booking.id, status: 'CANCELLED' },
-    };
+    return present(cancelled);
   });
 }
 
-/** Marks the caller's booking refunded, or replays the refund made with the same key. */
-export function refundBooking(
+/** Marks the caller's booking refunded, or replays the refund made with the same key (as cancel). */
+export function refundBooking<R>(
   deps: Deps,
   partnerId: string,
   bookingId: string,
-  input: ReasonBody,
-): Promise<RouteResult> {
+  input: ChangeRequest,
+  present: (refunded: bookings.BookingRow) => R,
+): Promise<R> {
   return changeOwnBooking(deps, partnerId, bookingId, input, 'booking_refund', async (trx, booking) => {
     const refunded = await bookings.refund(trx, booking.id, input.reason ?? null);
     if (!refunded) throw new InvalidHoldStateError('The booking is already REFUNDED.');
     const eventId = await recordBookingEvent(trx, deps.boss, 'booking_refunded', refunded.id);
     if (booking.status === 'BOOKED') await releaseBooked(trx, deps.boss, booking, eventId);
-    return {
-      status: 200,
-      body: { message: 'Booking refunded.', booking_id: booking.id, status: 'REFUNDED' },
-    };
+    return present(refunded);
   });
 }
 
@@ -74,14 +77,14 @@ async function releaseBooked(
 }
 
 /** One keyed change of the caller's booking: idempotency, then the booking locked and checked. */
-function changeOwnBooking(
+function changeOwnBooking<R>(
   { db }: Deps,
   partnerId: string,
   bookingId: string,
-  input: ReasonBody,
+  input: ChangeRequest,
   operation: 'booking_cancel' | 'booking_refund',
-  change: (trx: Knex.Transaction, booking: bookings.BookingRow) => Promise<RouteResult>,
-): Promise<RouteResult> {
+  change: (trx: Knex.Transaction, booking: bookings.BookingRow) => Promise<R>,
+): Promise<R> {
   const write = { partnerId, key: input.idempotency_key, operation, request: { bookingId } };
   return transaction(db, (trx) =>
     withIdempotency(trx, write, async () => change(trx, await lockOwnBooking(trx, partnerId, bookingId))),

@@ -15,20 +15,40 @@ import * as purchases from '../../db/queries/package-purchases.ts';
 import {
   DoubleBookingAttemptError,
   HoldExpiredError,
+  InvalidFieldError,
   InvalidHoldStateError,
-  ValidationError,
 } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
-import type { RouteResult } from '../route.ts';
-import type { ConfirmBody, ConfirmResponse } from '../routes/bookings.schemas.ts';
 import { lockOwnHold } from './own-records.ts';
 
-/** Confirms a hold into a booking, or replays the confirm made with the same key. */
-export async function confirmBooking(
+/** A confirm, as the partner asked for it (phones already in +91XXXXXXXXXX form). */
+export interface ConfirmRequest {
+  hold_id: string;
+  payment_reference: string;
+  customer_name: string;
+  customer_phone: string;
+  customer_email?: string | undefined;
+  idempotency_key: string;
+  use_package_credit?: boolean | undefined;
+  partner_id?: unknown;
+}
+
+/** What a confirm did: the booking, and whether a package credit paid (undefined: not asked). */
+export interface Confirmed {
+  booking: bookings.BookingRow;
+  packageCreditConsumed: boolean | undefined;
+}
+
+/**
+ * Confirms a hold into a booking, or replays the confirm made with the same key: the result as
+ * `present` made it the first time (idempotency.ts).
+ */
+export async function confirmBooking<R>(
   { db, boss }: { db: Knex; boss: PgBoss },
   partnerId: string,
-  input: ConfirmBody,
-): Promise<RouteResult> {
+  input: ConfirmRequest,
+  present: (confirmed: Confirmed) => R,
+): Promise<R> {
   const { idempotency_key: key, partner_id: _ignored, ...request } = input;
   return transaction(db, (trx) =>
     withIdempotency(trx, { partnerId, key, operation: 'confirm', request }, async () => {
@@ -41,13 +61,10 @@ export async function confirmBooking(
       // A member's price is for that member: confirming it for another customer would sell the
       // discount to anyone who knows one member's phone (CONTRACT.md, "Hardening answers").
       if (hold.discount_percent > 0 && input.customer_phone !== hold.customer_phone) {
-        throw new ValidationError([
-          {
-            field: 'customer_phone',
-            message: "must be the customer whose membership priced the hold (the hold's customer_phone)",
-            in: 'body',
-          },
-        ]);
+        throw new InvalidFieldError(
+          'customer_phone',
+          "must be the customer whose membership priced the hold (the hold's customer_phone)",
+        );
       }
       // Without a usable purchase the confirm goes on as a paid one (CONTRACT.md).
       const purchaseId = input.use_package_credit
@@ -66,15 +83,8 @@ export async function confirmBooking(
         customerEmail: input.customer_email ?? null,
       }))!;
       await publishEvents(boss, trx, [booking.event_id]);
-      const body: ConfirmResponse = {
-        booking_id: booking.id,
-        slot_id: booking.slot_id,
-        status: 'BOOKED',
-        booked_at: booking.booked_at.toISOString(),
-        price_rupees: booking.price_rupees,
-      };
-      if (input.use_package_credit !== undefined) body.package_credit_consumed = purchaseId !== undefined;
-      return { status: 201, body };
+      const asked = input.use_package_credit !== undefined;
+      return present({ booking, packageCreditConsumed: asked ? purchaseId !== undefined : undefined });
     }),
   );
 }

@@ -27,16 +27,28 @@ import {
   VenueNotAuthorizedError,
 } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
-import { presentHold } from '../presenters/booking.ts';
-import type { RouteResult } from '../route.ts';
-import type { CreateHoldBody } from '../routes/holds.schemas.ts';
 
-/** Places a hold for `partnerId`, or replays the hold placed with the same idempotency key. */
-export async function createHold(
+/** A hold, as the partner asked for it (the phone already in +91XXXXXXXXXX form). */
+export interface HoldRequest {
+  venue_id: string;
+  resource_id: string;
+  slot_start: Date;
+  slot_duration_minutes: number;
+  idempotency_key: string;
+  customer_phone?: string | undefined;
+  partner_id?: unknown;
+}
+
+/**
+ * Places a hold for `partnerId`, or replays the hold placed with the same idempotency key: the
+ * result as `present` made it the first time (idempotency.ts).
+ */
+export async function createHold<R>(
   deps: { db: Knex; boss: PgBoss },
   partnerId: string,
-  input: CreateHoldBody,
-): Promise<RouteResult> {
+  input: HoldRequest,
+  present: (hold: holds.HoldRow) => R,
+): Promise<R> {
   const write = {
     partnerId,
     key: input.idempotency_key,
@@ -48,7 +60,7 @@ export async function createHold(
     return await retryLostRaces(async () => {
       try {
         return await deps.db.transaction((trx) =>
-          withIdempotency(trx, write, () => placeHold(trx, deps.boss, partnerId, input)),
+          withIdempotency(trx, write, async () => present(await placeHold(trx, deps.boss, partnerId, input))),
         );
       } catch (err) {
         // Under contention the overlap read can miss a reservation committed while this transaction
@@ -69,8 +81,8 @@ async function placeHold(
   trx: Knex.Transaction,
   boss: PgBoss,
   partnerId: string,
-  input: CreateHoldBody,
-): Promise<RouteResult> {
+  input: HoldRequest,
+): Promise<holds.HoldRow> {
   const start = input.slot_start;
   const end = new Date(start.getTime() + input.slot_duration_minutes * 60_000);
   const context = await holdContext.load(trx, {
@@ -113,7 +125,7 @@ async function placeHold(
   );
   await publishEvents(boss, trx, [hold.event_id]);
   await enqueue(boss, trx, HOLD_EXPIRE, { hold_id: hold.id }, { startAfter: hold.hold_expiry_at });
-  return { status: 201, body: presentHold(hold) };
+  return hold;
 }
 
 /** Throws SlotRejectedError, saying which rule, unless the covered grid slots can be held. */
@@ -148,7 +160,7 @@ function conflictError(conflictingResources: string[], resourceId: string) {
 }
 
 /** After an exclusion violation: the 409 for the live reservation it hit, or undefined if none is left. */
-async function liveConflict(db: Knex, input: CreateHoldBody) {
+async function liveConflict(db: Knex, input: HoldRequest) {
   const end = new Date(input.slot_start.getTime() + input.slot_duration_minutes * 60_000);
   const units = await resources.unitsOf(db, input.resource_id);
   const overlaps = await reservations.overlapping(db, units, input.slot_start, end);

@@ -3,7 +3,7 @@ import type { Knex } from '../../db/postgres/knex.ts';
 import * as resources from '../../db/queries/resources.ts';
 import * as slots from '../../db/queries/slots.ts';
 import * as venues from '../../db/queries/venues.ts';
-import { ValidationError, VenueNotAuthorizedError } from '../errors.ts';
+import { InvalidFieldError, VenueNotAuthorizedError } from '../errors.ts';
 
 /** The slots, or 403 for a venue not granted (or archived, or missing). */
 export async function getAvailability(
@@ -13,13 +13,7 @@ export async function getAvailability(
 ): Promise<slots.SlotRow[]> {
   if (!(await venues.findVisible(db, partnerId, query.venue_id))) throw new VenueNotAuthorizedError();
   if (query.resource_id && !(await resources.findOfVenue(db, query.venue_id, query.resource_id))) {
-    throw new ValidationError([
-      {
-        field: 'resource_id',
-        message: 'is not a resource of this venue (copy it from discovery)',
-        in: 'query',
-      },
-    ]);
+    throw new InvalidFieldError('resource_id', 'is not a resource of this venue (copy it from discovery)');
   }
   return slots.forDate(db, query.venue_id, query.date, query.resource_id);
 }

@@ -10,21 +10,31 @@ import { WAITLIST_EXPIRE } from '../../db/jobs/kinds.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { transaction } from '../../db/postgres/transaction.ts';
 import * as waitlist from '../../db/queries/waitlist-entries.ts';
-import { ValidationError, VenueNotAuthorizedError, WaitlistEntryNotFoundError } from '../errors.ts';
-import type { JoinWaitlistBody } from '../routes/waitlist.schemas.ts';
+import { InvalidFieldError, VenueNotAuthorizedError, WaitlistEntryNotFoundError } from '../errors.ts';
+
+/** A join, as the partner asked for it (the phone already in +91XXXXXXXXXX form). */
+export interface WaitlistJoin {
+  venue_id: string;
+  resource_id: string;
+  /** YYYY-MM-DD, venue-local. */
+  slot_date: string;
+  customer_phone: string;
+  customer_name?: string | null | undefined;
+  expires_in_days: number;
+}
 
 /** Joins (or re-joins) the waitlist for the caller's customer. */
 export async function joinWaitlist(
   { db, boss }: { db: Knex; boss: PgBoss },
   partnerId: string,
-  input: JoinWaitlistBody,
+  input: WaitlistJoin,
 ): Promise<waitlist.WaitlistEntryRow> {
   const target = await waitlist.joinTarget(db, partnerId, input.venue_id, input.resource_id, input.slot_date);
   if (!target.venue_authorized) throw new VenueNotAuthorizedError();
   if (!target.resource_of_venue) {
-    throw invalid('resource_id', 'is not a resource of this venue (copy it from discovery)');
+    throw new InvalidFieldError('resource_id', 'is not a resource of this venue (copy it from discovery)');
   }
-  if (!target.date_not_past) throw invalid('slot_date', 'is in the past at the venue');
+  if (!target.date_not_past) throw new InvalidFieldError('slot_date', 'is in the past at the venue');
   return transaction(db, async (trx) => {
     const entry = await waitlist.join(trx, {
       partnerId,
@@ -58,8 +68,4 @@ export function cancelWaitlistEntry(db: Knex, partnerId: string, entryId: string
     if (!entry.venue_authorized) throw new VenueNotAuthorizedError();
     await waitlist.cancel(trx, entry.id);
   });
-}
-
-function invalid(field: string, message: string): ValidationError {
-  return new ValidationError([{ field, message, in: 'body' }]);
 }

@@ -8,8 +8,13 @@ import type { Knex } from '../../db/postgres/knex.ts';
 import { transaction } from '../../db/postgres/transaction.ts';
 import * as subscriptions from '../../db/queries/webhook-subscriptions.ts';
 import { refuseTarget } from '../../db/rules/webhook-targets.ts';
-import { SubscriptionLimitReachedError, SubscriptionNotFoundError, ValidationError } from '../errors.ts';
-import type { CreateSubscriptionBody } from '../routes/webhooks.schemas.ts';
+import { InvalidFieldError, SubscriptionLimitReachedError, SubscriptionNotFoundError } from '../errors.ts';
+
+/** A subscription, as the partner asked for it. */
+export interface SubscriptionRequest {
+  endpoint_url: string;
+  event_types: string[];
+}
 
 /** The most subscriptions one partner may have (CONTRACT.md). */
 export const MAX_SUBSCRIPTIONS = 10;
@@ -24,14 +29,14 @@ export async function subscribe(
   db: Knex,
   config: Config,
   partnerId: string,
-  input: CreateSubscriptionBody,
+  input: SubscriptionRequest,
 ): Promise<subscriptions.SubscriptionRow> {
   const url = new URL(input.endpoint_url);
   if (url.protocol !== 'https:' && config.serviceEnv === 'production') {
-    throw new ValidationError([{ field: 'endpoint_url', message: 'must use https', in: 'body' }]);
+    throw new InvalidFieldError('endpoint_url', 'must use https');
   }
   const refused = await refuseTarget(input.endpoint_url, config.webhookAllowPrivateTargets);
-  if (refused) throw new ValidationError([{ field: 'endpoint_url', message: refused, in: 'body' }]);
+  if (refused) throw new InvalidFieldError('endpoint_url', refused);
   return transaction(db, async (trx) => {
     if ((await subscriptions.lockAndCount(trx, partnerId)) >= MAX_SUBSCRIPTIONS) {
       throw new SubscriptionLimitReachedError(MAX_SUBSCRIPTIONS);

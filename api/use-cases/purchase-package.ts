@@ -9,17 +9,26 @@ import * as purchases from '../../db/queries/package-purchases.ts';
 import * as packages from '../../db/queries/packages.ts';
 import { PackageNotFoundError, VenueNotAuthorizedError } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
-import { presentPurchase } from '../presenters/package.ts';
-import type { RouteResult } from '../route.ts';
-import type { PurchaseBody } from '../routes/packages.schemas.ts';
 
-/** Sells the package to the customer, or replays the purchase made with the same key. */
-export function purchasePackage(
+/** A purchase as the partner asked for it (the phone already in +91XXXXXXXXXX form). */
+export interface PurchaseRequest {
+  customer_phone: string;
+  payment_method: purchases.PaymentMethod;
+  idempotency_key: string;
+  partner_id?: unknown;
+}
+
+/**
+ * Sells the package to the customer, or replays the purchase made with the same key: the purchase
+ * as `present` made it the first time (idempotency.ts).
+ */
+export function purchasePackage<R>(
   db: Knex,
   partnerId: string,
   packageId: string,
-  input: PurchaseBody,
-): Promise<RouteResult> {
+  input: PurchaseRequest,
+  present: (purchase: purchases.PurchaseRow) => R,
+): Promise<R> {
   const { idempotency_key: key, partner_id: _ignored, ...fields } = input;
   const write = {
     partnerId,
@@ -38,7 +47,7 @@ export function purchasePackage(
         customerPhone: input.customer_phone,
         paymentMethod: input.payment_method,
       });
-      return { status: 201, body: { purchase: presentPurchase(purchase) } };
+      return present(purchase);
     }),
   );
 }

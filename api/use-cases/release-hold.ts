@@ -7,17 +7,20 @@ import { transaction } from '../../db/postgres/transaction.ts';
 import * as holds from '../../db/queries/holds.ts';
 import { HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
-import type { RouteResult } from '../route.ts';
-import type { ReasonBody } from '../routes/shared.schemas.ts';
+import type { ChangeRequest } from './change-booking.ts';
 import { lockOwnHold } from './own-records.ts';
 
-/** Releases the caller's hold, or replays the release made with the same key. */
-export async function releaseHold(
+/**
+ * Releases the caller's hold, or replays the release made with the same key: the released hold as
+ * `present` made it the first time (idempotency.ts).
+ */
+export async function releaseHold<R>(
   { db, boss }: { db: Knex; boss: PgBoss },
   partnerId: string,
   holdId: string,
-  input: ReasonBody,
-): Promise<RouteResult> {
+  input: ChangeRequest,
+  present: (released: holds.HoldRow) => R,
+): Promise<R> {
   const write = {
     partnerId,
     key: input.idempotency_key,
@@ -34,7 +37,7 @@ export async function releaseHold(
       const cancelled = (await holds.cancel(trx, hold.id, input.reason ?? null))!;
       const eventId = await recordHoldEvent(trx, boss, 'hold_cancelled', cancelled.id);
       await freeWindow(trx, boss, hold.id, eventId);
-      return { status: 200, body: { message: 'Hold released.', hold_id: hold.id, status: 'CANCELLED' } };
+      return present(cancelled);
     }),
   );
 }

@@ -38,15 +38,12 @@ export async function find(trx: Knex, partnerId: string, key: string): Promise<I
   return trx<IdempotencyRow>('idempotency_keys').where({ partner_id: partnerId, key }).first();
 }
 
-/** Stores the result of the write that claimed the key. */
-export async function complete(
-  trx: Knex,
-  partnerId: string,
-  key: string,
-  statusCode: number,
-  response: unknown,
-): Promise<void> {
+/**
+ * Stores the result of the write that claimed the key. (status_code, written by earlier versions,
+ * is no longer: a replay answers with its route's status.)
+ */
+export async function complete(trx: Knex, partnerId: string, key: string, response: unknown): Promise<void> {
   await trx('idempotency_keys')
     .where({ partner_id: partnerId, key })
-    .update({ status_code: statusCode, response: JSON.stringify(response) });
+    .update({ response: JSON.stringify(response) });
 }

@@ -248,7 +248,7 @@ test('a hold whose transaction fails at the last step leaves no hold, reservatio
   const brokenQueue = {
     send: () => Promise.reject(new Error('queue unavailable')),
   } as unknown as typeof boss;
-  await t.throwsAsync(() => createHold({ db, boss: brokenQueue }, w.partnerId, input), {
+  await t.throwsAsync(() => createHold({ db, boss: brokenQueue }, w.partnerId, input, (hold) => hold), {
     message: 'queue unavailable',
   });
   t.is(Number((await db('holds').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
@@ -259,8 +259,8 @@ test('a hold whose transaction fails at the last step leaves no hold, reservatio
   t.is(Number((await db('events').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
   t.is(Number((await db('idempotency_keys').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
 
-  const retried = await createHold({ db, boss }, w.partnerId, input);
-  t.is(retried.status, 201, 'the key was not spent: the retry places the hold');
+  const retried = await createHold({ db, boss }, w.partnerId, input, (hold) => hold);
+  t.is(retried.status, 'ACTIVE', 'the key was not spent: the retry places the hold');
   t.is(Number((await db('events').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 1);
 });
 

@@ -3,6 +3,7 @@
  * through HTTP against `npm run web`, and the same use cases called in-process (the same SQL,
  * authentication and rate-limit statement included, minus HTTP, Koa and JSON) as the ceiling.
  */
+import { presentConfirmed, presentHold } from '../../api/presenters/booking.ts';
 import { randomUUID } from 'node:crypto';
 import { confirmBooking } from '../../api/use-cases/confirm-booking.ts';
 import { createHold } from '../../api/use-cases/create-hold.ts';
@@ -127,16 +128,18 @@ function directCycle(db: Knex, boss: Parameters<typeof createHold>[0]['boss']): 
     const keyHash = hashApiKey(client.apiKey);
     let t = process.hrtime.bigint();
     await apiKeys.authenticate(db, keyHash);
-    const held = await createHold({ db, boss }, client.partnerId, {
-      ...holdBody(venueId, slot),
-      slot_start: slot.slot_start,
-    });
-    if (held.status !== 201) throw new Error(String(held.status));
+    const held = await createHold(
+      { db, boss },
+      client.partnerId,
+      { ...holdBody(venueId, slot), slot_start: slot.slot_start },
+      presentHold,
+    );
     const holdMs = msSince(t);
     t = process.hrtime.bigint();
     await apiKeys.authenticate(db, keyHash);
-    const { customer_phone, ...body } = confirmBody((held.body as { hold_id: string }).hold_id);
-    await confirmBooking({ db, boss }, client.partnerId, { ...body, customer_phone: `+91${customer_phone}` });
+    const { customer_phone, ...body } = confirmBody(held.hold_id);
+    const confirm = { ...body, customer_phone: `+91${customer_phone}` };
+    await confirmBooking({ db, boss }, client.partnerId, confirm, presentConfirmed);
     return [holdMs, msSince(t)];
   };
 }
