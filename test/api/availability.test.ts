@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { insertBlackout } from '../../db/queries/booking-rules.ts';
 import * as resources from '../../db/queries/resources.ts';
 import * as venues from '../../db/queries/venues.ts';
-import { gridSlots, hold, localDate, makeBookingWorld } from '../helpers/booking.ts';
+import { gridSlots, holdSlot, localDate, makeBookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner, makeResource } from '../helpers/factories.ts';
 import { call, useTestServer } from '../helpers/http.ts';
@@ -82,17 +82,8 @@ test('taken windows: a hold on a half takes the whole; a hold on the whole takes
   const { db } = database();
   const w = await makeBookingWorld(db);
   const date = await localDate(db, w.venueId, 1);
-  const slots = await gridSlots(db, w.venueId, w.halfA);
-  await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.halfA,
-    slot_start: slots[0]!.slot_start,
-  });
-  await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.full,
-    slot_start: slots[2]!.slot_start,
-  });
+  await holdSlot(server(), w, { resource: w.halfA, index: 0 });
+  await holdSlot(server(), w, { resource: w.full, index: 2 });
   const res = await availability(w.apiKey, `venue_id=${w.venueId}&date=${date}`);
   const state = (resource: string, i: number) =>
     res.body.slots.filter((s: { resource_id: string }) => s.resource_id === resource)[i]

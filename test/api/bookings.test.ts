@@ -2,14 +2,13 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import * as grants from '../../db/queries/venue-grants.ts';
 import {
-  confirm,
+  bookSlot,
   eventTypes,
-  gridSlots,
   hold,
+  holdSlot,
   localDate,
   makeBookingWorld,
   makeOverdue,
-  type BookingWorld,
 } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
@@ -19,64 +18,43 @@ import { assertDocumented } from '../helpers/openapi.ts';
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
 
-async function booked(w: BookingWorld, slotIndex: number, extra: Record<string, unknown> = {}) {
-  const slots = await gridSlots(database().db, w.venueId, w.court);
-  const h = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slots[slotIndex]!.slot_start,
-  });
-  const c = await confirm(server(), w.apiKey, { hold_id: h.body.hold_id, ...extra });
-  if (c.status !== 201) throw new Error(c.text);
-  return {
-    holdId: h.body.hold_id as string,
-    bookingId: c.body.booking_id as string,
-    slotStart: slots[slotIndex]!.slot_start,
-  };
-}
-
 const post = (path: string, key: string, body: Record<string, unknown>) =>
   call(server(), 'POST', `/api/v1${path}`, { key, body });
 
 test('release: ACTIVE → CANCELLED frees the slot; a retry replays 200; wrong states and owners answer 4xx', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
-  const [slot] = await gridSlots(db, w.venueId, w.court);
-  const h = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slot!.slot_start,
-  });
+  const h = await holdSlot(server(), w);
   const key = randomUUID();
   const stranger = await makePartner(db);
-  const foreign = await post(`/partner/holds/${h.body.hold_id}/cancel`, stranger.apiKey, {
+  const foreign = await post(`/partner/holds/${h.holdId}/cancel`, stranger.apiKey, {
     idempotency_key: randomUUID(),
   });
   t.is(foreign.status, 403);
   t.is(foreign.body.error, 'UNAUTHORIZED');
 
-  const released = await post(`/partner/holds/${h.body.hold_id}/cancel`, w.apiKey, {
+  const released = await post(`/partner/holds/${h.holdId}/cancel`, w.apiKey, {
     idempotency_key: key,
     reason: 'customer left',
   });
   t.is(released.status, 200);
   assertDocumented(t, 'POST /partner/holds/{holdId}/cancel', released);
-  t.deepEqual(released.body, { message: 'Hold released.', hold_id: h.body.hold_id, status: 'CANCELLED' });
-  const replay = await post(`/partner/holds/${h.body.hold_id}/cancel`, w.apiKey, { idempotency_key: key });
+  t.deepEqual(released.body, { message: 'Hold released.', hold_id: h.holdId, status: 'CANCELLED' });
+  const replay = await post(`/partner/holds/${h.holdId}/cancel`, w.apiKey, { idempotency_key: key });
   t.is(replay.status, 200);
   t.deepEqual(replay.body, released.body);
-  const again = await post(`/partner/holds/${h.body.hold_id}/cancel`, w.apiKey, {
+  const again = await post(`/partner/holds/${h.holdId}/cancel`, w.apiKey, {
     idempotency_key: randomUUID(),
   });
   t.is(again.status, 409);
   t.is(again.body.error, 'INVALID_HOLD_STATE');
-  t.deepEqual(await eventTypes(db, h.body.hold_id), ['hold_created', 'hold_cancelled']);
+  t.deepEqual(await eventTypes(db, h.holdId), ['hold_created', 'hold_cancelled']);
   t.is(
     (
       await hold(server(), w.apiKey, {
         venue_id: w.venueId,
         resource_id: w.court,
-        slot_start: slot!.slot_start,
+        slot_start: h.slotStart,
       })
     ).status,
     201,
@@ -88,16 +66,11 @@ test('release: ACTIVE → CANCELLED frees the slot; a retry replays 200; wrong s
   });
   t.is(missing.status, 404);
   t.is(missing.body.error, 'HOLD_NOT_FOUND');
-  const [, second] = await gridSlots(db, w.venueId, w.court);
-  const late = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: second!.slot_start,
-  });
-  await makeOverdue(db, late.body.hold_id);
+  const late = await holdSlot(server(), w, { index: 1 });
+  await makeOverdue(db, late.holdId);
   t.is(
-    (await post(`/partner/holds/${late.body.hold_id}/cancel`, w.apiKey, { idempotency_key: randomUUID() }))
-      .body.error,
+    (await post(`/partner/holds/${late.holdId}/cancel`, w.apiKey, { idempotency_key: randomUUID() })).body
+      .error,
     'HOLD_EXPIRED',
   );
 });
@@ -105,7 +78,7 @@ test('release: ACTIVE → CANCELLED frees the slot; a retry replays 200; wrong s
 test('cancel: BOOKED → CANCELLED frees the slot; replay 200; cancel again 409 INVALID_HOLD_STATE; refund then works', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
-  const b = await booked(w, 0);
+  const b = await bookSlot(server(), w);
   const key = randomUUID();
   const cancelled = await post(`/bookings/${b.bookingId}/cancel`, w.apiKey, {
     idempotency_key: key,
@@ -149,7 +122,7 @@ test('cancel: BOOKED → CANCELLED frees the slot; replay 200; cancel again 409 
 test('refund: BOOKED → REFUNDED frees the slot; refund again without the key is 409; with the key replays', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
-  const b = await booked(w, 1);
+  const b = await bookSlot(server(), w, { index: 1 });
   const key = randomUUID();
   const refunded = await post(`/bookings/${b.bookingId}/refund`, w.apiKey, { idempotency_key: key });
   t.is(refunded.status, 200);
@@ -169,7 +142,7 @@ test('refund: BOOKED → REFUNDED frees the slot; refund again without the key i
       .status,
     201,
   );
-  const otherBooking = await booked(w, 2);
+  const otherBooking = await bookSlot(server(), w, { index: 2 });
   const reusedKey = await post(`/bookings/${otherBooking.bookingId}/refund`, w.apiKey, {
     idempotency_key: key,
   });
@@ -179,7 +152,7 @@ test('refund: BOOKED → REFUNDED frees the slot; refund again without the key i
 test("cancel and refund: 404 for unknown, 403 UNAUTHORIZED for another partner's, 403 VENUE_NOT_AUTHORIZED after revoke", async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
-  const b = await booked(w, 3);
+  const b = await bookSlot(server(), w, { index: 3 });
   const stranger = await makePartner(db);
   for (const op of ['cancel', 'refund']) {
     const missing = await post(`/bookings/${randomUUID()}/${op}`, w.apiKey, {
@@ -216,9 +189,15 @@ test('GET /bookings: only your own, newest first, with every filter and limit', 
   const { db } = database();
   const w = await makeBookingWorld(db);
   const other = await makeBookingWorld(db);
-  const first = await booked(w, 0, { customer_name: 'Ravi Kumar', customer_phone: '9000000001' });
-  const second = await booked(w, 1, { customer_name: 'Meera Nair', customer_phone: '+919000000002' });
-  await booked(other, 0);
+  const first = await bookSlot(server(), w, {
+    index: 0,
+    confirm: { customer_name: 'Ravi Kumar', customer_phone: '9000000001' },
+  });
+  const second = await bookSlot(server(), w, {
+    index: 1,
+    confirm: { customer_name: 'Meera Nair', customer_phone: '+919000000002' },
+  });
+  await bookSlot(server(), other, { index: 0 });
   const list = async (query = '') => call(server(), 'GET', `/api/v1/bookings${query}`, { key: w.apiKey });
 
   const all = await list();

@@ -5,11 +5,10 @@ import * as grants from '../../db/queries/venue-grants.ts';
 import {
   confirm,
   eventTypes,
-  gridSlots,
-  hold,
+  holdSlot,
   makeBookingWorld,
   makeOverdue,
-  type BookingWorld,
+  releaseHold,
 } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
@@ -19,34 +18,22 @@ import { assertDocumented } from '../helpers/openapi.ts';
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
 
-/** A world with one fresh hold on the court, `slotIndex` slots into tomorrow. */
-async function held(slotIndex = 0, world?: BookingWorld): Promise<BookingWorld & { holdId: string }> {
-  const w = world ?? (await makeBookingWorld(database().db));
-  const slots = await gridSlots(database().db, w.venueId, w.court);
-  const res = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slots[slotIndex]!.slot_start,
-  });
-  if (res.status !== 201) throw new Error(res.text);
-  return { ...w, holdId: res.body.hold_id as string };
-}
-
 test('confirm: 201 ConfirmBookingResponse, the hold is CONFIRMED, booking_created recorded', async (t) => {
   const { db } = database();
-  const w = await held();
-  const res = await confirm(server(), w.apiKey, { hold_id: w.holdId, customer_email: 'asha@example.com' });
+  const w = await makeBookingWorld(db);
+  const h = await holdSlot(server(), w);
+  const res = await confirm(server(), w.apiKey, { hold_id: h.holdId, customer_email: 'asha@example.com' });
   t.is(res.status, 201, res.text);
   assertDocumented(t, 'POST /bookings/confirm', res);
   t.deepEqual(Object.keys(res.body).sort(), ['booked_at', 'booking_id', 'price_rupees', 'slot_id', 'status']);
   t.is(res.body.status, 'BOOKED');
   t.is(res.body.price_rupees, 500);
-  t.is((await db('holds').where({ id: w.holdId }).first()).status, 'CONFIRMED');
-  t.deepEqual(await eventTypes(db, w.holdId), ['hold_created', 'booking_created']);
+  t.is((await db('holds').where({ id: h.holdId }).first()).status, 'CONFIRMED');
+  t.deepEqual(await eventTypes(db, h.holdId), ['hold_created', 'booking_created']);
   const detail = await call(server(), 'GET', `/api/v1/bookings/${res.body.booking_id}`, { key: w.apiKey });
   t.like(detail.body, {
     booking_id: res.body.booking_id,
-    hold_id: w.holdId,
+    hold_id: h.holdId,
     status: 'BOOKED',
     customer_name: 'Asha Rao',
     customer_phone: '+919812345678',
@@ -60,26 +47,28 @@ test('confirm: 201 ConfirmBookingResponse, the hold is CONFIRMED, booking_create
 });
 
 test('package_credit_consumed is present only when use_package_credit was sent', async (t) => {
-  const w = await held(0);
-  const withField = await confirm(server(), w.apiKey, { hold_id: w.holdId, use_package_credit: true });
+  const w = await makeBookingWorld(database().db);
+  const h1 = await holdSlot(server(), w, { index: 0 });
+  const withField = await confirm(server(), w.apiKey, { hold_id: h1.holdId, use_package_credit: true });
   t.is(withField.status, 201);
   t.is(withField.body.package_credit_consumed, false, 'no package purchase: a paid confirm');
-  const w2 = await held(1, w);
-  const withFalse = await confirm(server(), w.apiKey, { hold_id: w2.holdId, use_package_credit: false });
+  const h2 = await holdSlot(server(), w, { index: 1 });
+  const withFalse = await confirm(server(), w.apiKey, { hold_id: h2.holdId, use_package_credit: false });
   t.is(withFalse.body.package_credit_consumed, false);
-  const w3 = await held(2, w);
-  t.false('package_credit_consumed' in (await confirm(server(), w.apiKey, { hold_id: w3.holdId })).body);
+  const h3 = await holdSlot(server(), w, { index: 2 });
+  t.false('package_credit_consumed' in (await confirm(server(), w.apiKey, { hold_id: h3.holdId })).body);
 });
 
 test('idempotency: same key and request → the original booking; same key, other request → 409', async (t) => {
-  const w = await held();
+  const w = await makeBookingWorld(database().db);
+  const { holdId } = await holdSlot(server(), w);
   const key = randomUUID();
-  const first = await confirm(server(), w.apiKey, { hold_id: w.holdId, idempotency_key: key });
-  const again = await confirm(server(), w.apiKey, { hold_id: w.holdId, idempotency_key: key });
+  const first = await confirm(server(), w.apiKey, { hold_id: holdId, idempotency_key: key });
+  const again = await confirm(server(), w.apiKey, { hold_id: holdId, idempotency_key: key });
   t.is(again.status, 201);
   t.deepEqual(again.body, first.body);
   const different = await confirm(server(), w.apiKey, {
-    hold_id: w.holdId,
+    hold_id: holdId,
     idempotency_key: key,
     customer_name: 'Someone Else',
   });
@@ -87,72 +76,67 @@ test('idempotency: same key and request → the original booking; same key, othe
   t.is(different.body.error, 'IDEMPOTENCY_KEY_MISMATCH');
   assertDocumented(t, 'POST /bookings/confirm', different);
 
-  const w2 = await held(1, w);
+  const h2 = await holdSlot(server(), w, { index: 1 });
   const holdKey = randomUUID();
-  const slots = await gridSlots(database().db, w.venueId, w.court);
-  await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slots[5]!.slot_start,
-    idempotency_key: holdKey,
-  });
-  const reused = await confirm(server(), w.apiKey, { hold_id: w2.holdId, idempotency_key: holdKey });
+  await holdSlot(server(), w, { index: 5, body: { idempotency_key: holdKey } });
+  const reused = await confirm(server(), w.apiKey, { hold_id: h2.holdId, idempotency_key: holdKey });
   t.is(reused.status, 409, 'a hold key cannot confirm');
   t.is(reused.body.error, 'IDEMPOTENCY_KEY_MISMATCH');
 });
 
 test("unknown hold 404; another partner's hold 403 UNAUTHORIZED before venue authorisation", async (t) => {
   const { db } = database();
-  const w = await held();
+  const w = await makeBookingWorld(db);
+  const { holdId } = await holdSlot(server(), w);
   const missing = await confirm(server(), w.apiKey, { hold_id: randomUUID() });
   t.is(missing.status, 404);
   t.is(missing.body.error, 'HOLD_NOT_FOUND');
   const stranger = await makePartner(db);
-  const foreign = await confirm(server(), stranger.apiKey, { hold_id: w.holdId });
+  const foreign = await confirm(server(), stranger.apiKey, { hold_id: holdId });
   t.is(foreign.status, 403);
   t.is(foreign.body.error, 'UNAUTHORIZED', 'ownership is checked before the (missing) venue grant');
   assertDocumented(t, 'POST /bookings/confirm', foreign);
   await grants.revoke(db, w.partnerId, w.venueId);
-  const revoked = await confirm(server(), w.apiKey, { hold_id: w.holdId });
+  const revoked = await confirm(server(), w.apiKey, { hold_id: holdId });
   t.is(revoked.status, 403);
   t.is(revoked.body.error, 'VENUE_NOT_AUTHORIZED');
 });
 
 test('HOLD_EXPIRED past expiry (job run or not); INVALID_HOLD_STATE when confirmed or released', async (t) => {
   const { db } = database();
-  const w = await held(0);
-  await makeOverdue(db, w.holdId);
-  const overdue = await confirm(server(), w.apiKey, { hold_id: w.holdId });
+  const w = await makeBookingWorld(db);
+  const { holdId } = await holdSlot(server(), w, { index: 0 });
+  await makeOverdue(db, holdId);
+  const overdue = await confirm(server(), w.apiKey, { hold_id: holdId });
   t.is(overdue.status, 409);
   t.is(overdue.body.error, 'HOLD_EXPIRED');
-  await db('holds').where({ id: w.holdId }).update({ status: 'EXPIRED' });
-  t.is((await confirm(server(), w.apiKey, { hold_id: w.holdId })).body.error, 'HOLD_EXPIRED');
+  await db('holds').where({ id: holdId }).update({ status: 'EXPIRED' });
+  t.is((await confirm(server(), w.apiKey, { hold_id: holdId })).body.error, 'HOLD_EXPIRED');
 
-  const w2 = await held(1, w);
-  t.is((await confirm(server(), w.apiKey, { hold_id: w2.holdId })).status, 201);
-  const twice = await confirm(server(), w.apiKey, { hold_id: w2.holdId });
+  const h2 = await holdSlot(server(), w, { index: 1 });
+  t.is((await confirm(server(), w.apiKey, { hold_id: h2.holdId })).status, 201);
+  const twice = await confirm(server(), w.apiKey, { hold_id: h2.holdId });
   t.is(twice.status, 409);
   t.is(twice.body.error, 'INVALID_HOLD_STATE');
 
-  const w3 = await held(2, w);
-  await call(server(), 'POST', `/api/v1/partner/holds/${w3.holdId}/cancel`, {
-    key: w.apiKey,
-    body: { idempotency_key: randomUUID() },
-  });
-  t.is((await confirm(server(), w.apiKey, { hold_id: w3.holdId })).body.error, 'INVALID_HOLD_STATE');
+  const h3 = await holdSlot(server(), w, { index: 2 });
+  await releaseHold(server(), w, h3.holdId);
+  t.is((await confirm(server(), w.apiKey, { hold_id: h3.holdId })).body.error, 'INVALID_HOLD_STATE');
 });
 
 test('DOUBLE_BOOKING_ATTEMPT when the hold no longer holds its window', async (t) => {
   const { db } = database();
-  const w = await held();
-  await db('reservations').where({ hold_id: w.holdId }).update({ active: false });
-  const res = await confirm(server(), w.apiKey, { hold_id: w.holdId });
+  const w = await makeBookingWorld(db);
+  const { holdId } = await holdSlot(server(), w);
+  await db('reservations').where({ hold_id: holdId }).update({ active: false });
+  const res = await confirm(server(), w.apiKey, { hold_id: holdId });
   t.is(res.status, 409);
   t.is(res.body.error, 'DOUBLE_BOOKING_ATTEMPT');
 });
 
 test('validation: customer fields, payment reference and key are checked', async (t) => {
-  const w = await held();
+  const w = await makeBookingWorld(database().db);
+  const { holdId } = await holdSlot(server(), w);
   for (const [body, field] of [
     [{ customer_name: 'A' }, 'customer_name'],
     [{ customer_name: 'x'.repeat(101) }, 'customer_name'],
@@ -164,7 +148,7 @@ test('validation: customer fields, payment reference and key are checked', async
     [{ hold_id: 'abc' }, 'hold_id'],
     [{ use_package_credit: 'yes' }, 'use_package_credit'],
   ] as const) {
-    const res = await confirm(server(), w.apiKey, { hold_id: w.holdId, ...body });
+    const res = await confirm(server(), w.apiKey, { hold_id: holdId, ...body });
     t.is(res.status, 400, field);
     t.true(
       res.body.details.some((d: { field: string }) => d.field === field),
@@ -182,16 +166,9 @@ test("a member's price is confirmed only for that member; other holds for any cu
     discountPercent: 20,
     expiresAt: null,
   });
-  const slots = await gridSlots(db, w.venueId, w.court);
   const holdFor = async (index: number, phone?: string) => {
-    const res = await hold(server(), w.apiKey, {
-      venue_id: w.venueId,
-      resource_id: w.court,
-      slot_start: slots[index]!.slot_start,
-      ...(phone ? { customer_phone: phone } : {}),
-    });
-    t.is(res.status, 201, res.text);
-    return res.body as { hold_id: string; price_rupees: number };
+    const { response } = await holdSlot(server(), w, { index, body: phone ? { customer_phone: phone } : {} });
+    return response.body as { hold_id: string; price_rupees: number };
   };
 
   const member = await holdFor(0, '9812345678');

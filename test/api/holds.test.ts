@@ -3,7 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { insertBlackout, insertMembership, insertPriceRule } from '../../db/queries/booking-rules.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import * as venues from '../../db/queries/venues.ts';
-import { eventTypes, gridSlots, hold, localDate, makeBookingWorld, makeOverdue } from '../helpers/booking.ts';
+import {
+  confirm,
+  eventTypes,
+  gridSlots,
+  hold,
+  holdSlot,
+  localDate,
+  makeBookingWorld,
+  makeOverdue,
+} from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner, makeResource } from '../helpers/factories.ts';
 import { call, useTestServer } from '../helpers/http.ts';
@@ -337,13 +346,8 @@ test('409 SLOT_NOT_AVAILABLE for a held window; 409 TRANSFORMATION_CONFLICT betw
 test('a hold past its expiry never blocks: the next hold wins at once and hold_expired is recorded once', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
-  const [slot] = await gridSlots(db, w.venueId, w.court);
-  const first = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slot!.slot_start,
-  });
-  await makeOverdue(db, first.body.hold_id);
+  const first = await holdSlot(server(), w);
+  await makeOverdue(db, first.holdId);
   const date = await localDate(db, w.venueId, 1);
   const shown = await call(
     server(),
@@ -356,44 +360,29 @@ test('a hold past its expiry never blocks: the next hold wins at once and hold_e
   const second = await hold(server(), w.apiKey, {
     venue_id: w.venueId,
     resource_id: w.court,
-    slot_start: slot!.slot_start,
+    slot_start: first.slotStart,
   });
   t.is(second.status, 201, second.text);
-  t.is((await db('holds').where({ id: first.body.hold_id }).first()).status, 'EXPIRED');
-  t.deepEqual(await eventTypes(db, first.body.hold_id), ['hold_created', 'hold_expired']);
+  t.is((await db('holds').where({ id: first.holdId }).first()).status, 'EXPIRED');
+  t.deepEqual(await eventTypes(db, first.holdId), ['hold_created', 'hold_expired']);
 });
 
 test('a venue with one-second holds: the hold expires in a second and its window is free again', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db, { holdSeconds: 1 });
-  const [slot] = await gridSlots(db, w.venueId, w.court);
-  const res = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slot!.slot_start,
-  });
-  t.is(res.status, 201, res.text);
-  const row = await db('holds').where({ id: res.body.hold_id }).first();
+  const { holdId, slotStart } = await holdSlot(server(), w);
+  const row = await db('holds').where({ id: holdId }).first();
   t.is(row.hold_expiry_at.getTime() - row.created_at.getTime(), 1000);
   await waitFor(
     async () => (await db.raw('select now() >= ?::timestamptz as due', [row.hold_expiry_at])).rows[0].due,
   );
-  const confirmed = await call(server(), 'POST', '/api/v1/bookings/confirm', {
-    key: w.apiKey,
-    body: {
-      hold_id: res.body.hold_id,
-      payment_reference: 'p',
-      customer_name: 'Asha Rao',
-      customer_phone: '9812345678',
-      idempotency_key: randomUUID(),
-    },
-  });
+  const confirmed = await confirm(server(), w.apiKey, { hold_id: holdId, payment_reference: 'p' });
   t.is(confirmed.status, 409);
   t.is(confirmed.body.error, 'HOLD_EXPIRED');
   const again = await hold(server(), w.apiKey, {
     venue_id: w.venueId,
     resource_id: w.court,
-    slot_start: slot!.slot_start,
+    slot_start: slotStart,
   });
   t.is(again.status, 201, 'the window is free again');
 });

@@ -12,6 +12,7 @@ import {
   confirm,
   gridSlots,
   hold,
+  holdSlot,
   localDate,
   makeBookingWorld,
   type BookingWorld,
@@ -29,18 +30,6 @@ test.before(async () => {
   world = await makeBookingWorld((await database.ready()).db);
 });
 
-/** A fresh hold on the court, `index` slots into tomorrow. */
-async function freshHold(index: number): Promise<string> {
-  const slots = await gridSlots(database().db, world.venueId, world.court);
-  const res = await hold(server(), world.apiKey, {
-    venue_id: world.venueId,
-    resource_id: world.court,
-    slot_start: slots[index]!.slot_start,
-  });
-  if (res.status !== 201) throw new Error(res.text);
-  return res.body.hold_id as string;
-}
-
 const fields = (body: { details?: { field: string; in: string }[] }) =>
   (body.details ?? []).map((d) => `${d.in}:${d.field}`);
 
@@ -49,7 +38,7 @@ test('free text is kept exactly as sent, trimmed at either end, in every languag
   const name = 'Zoë 👩🏽‍💻 Ω\u0301 \u202eRTL\u202c \u200dJ\u0007';
   const reference = 'upi:₹/\u0001\u001f\u007f\u2028ref';
   const res = await confirm(server(), world.apiKey, {
-    hold_id: await freshHold(0),
+    hold_id: (await holdSlot(server(), world, { index: 0 })).holdId,
     customer_name: `  ${name}\n\t`,
     payment_reference: ` ${reference} `,
   });
@@ -80,7 +69,7 @@ test('free text is kept exactly as sent, trimmed at either end, in every languag
 });
 
 test('U+0000 and lone surrogates are refused in every string, naming the field', async (t) => {
-  const holdId = await freshHold(1);
+  const { holdId } = await holdSlot(server(), world, { index: 1 });
   for (const bad of ['a\u0000b', '\ud800', 'x\udfffy']) {
     const res = await confirm(server(), world.apiKey, {
       hold_id: holdId,
@@ -130,7 +119,8 @@ test('null only where the spec makes a field nullable; numbers never as strings'
     t.is(res.status, 400, JSON.stringify(body));
     t.deepEqual(fields(res.body), [`body:${field}`], res.text);
   }
-  const release = await call(server(), 'POST', `/api/v1/partner/holds/${await freshHold(3)}/cancel`, {
+  const { holdId } = await holdSlot(server(), world, { index: 3 });
+  const release = await call(server(), 'POST', `/api/v1/partner/holds/${holdId}/cancel`, {
     key: world.apiKey,
     body: { idempotency_key: randomUUID(), reason: null },
   });

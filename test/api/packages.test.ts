@@ -6,7 +6,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import * as grants from '../../db/queries/venue-grants.ts';
-import { confirm, gridSlots, hold, makeBookingWorld, type BookingWorld } from '../helpers/booking.ts';
+import { bookSlot, confirm, holdSlot, makeBookingWorld, type BookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePackage, makePartner, makeVenue } from '../helpers/factories.ts';
 import { call, useTestServer } from '../helpers/http.ts';
@@ -21,18 +21,6 @@ async function world(credits = 3): Promise<BookingWorld & { packageId: string }>
   const { db } = database();
   const w = await makeBookingWorld(db);
   return { ...w, packageId: await makePackage(db, { venueId: w.venueId, credits, validDays: 30 }) };
-}
-
-/** Holds the court's slot `slotIndex` of tomorrow and confirms it with `body`. */
-async function book(w: BookingWorld, slotIndex: number, body: Record<string, unknown> = {}) {
-  const slots = await gridSlots(database().db, w.venueId, w.court);
-  const held = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slots[slotIndex]!.slot_start,
-  });
-  if (held.status !== 201) throw new Error(held.text);
-  return confirm(server(), w.apiKey, { hold_id: held.body.hold_id, ...body });
 }
 
 const get = (key: string, path: string) => call(server(), 'GET', `/api/v1${path}`, { key });
@@ -171,7 +159,7 @@ test('confirm with use_package_credit takes one credit from the purchase expirin
   const late = (await purchase(server(), w.apiKey, longer)).body.purchase;
   const soon = (await purchase(server(), w.apiKey, w.packageId)).body.purchase;
 
-  const res = await book(w, 0, { use_package_credit: true });
+  const res = (await bookSlot(server(), w, { index: 0, confirm: { use_package_credit: true } })).confirm;
   t.is(res.status, 201, res.text);
   assertDocumented(t, 'POST /bookings/confirm', res);
   t.true(res.body.package_credit_consumed);
@@ -182,8 +170,8 @@ test('confirm with use_package_credit takes one credit from the purchase expirin
   const list = await get(w.apiKey, `/bookings?venue_id=${w.venueId}`);
   t.like(list.body.bookings[0], { payment_method: 'package', package_purchase_id: soon.id });
 
-  await book(w, 1, { use_package_credit: true });
-  const third = await book(w, 2, { use_package_credit: true });
+  await bookSlot(server(), w, { index: 1, confirm: { use_package_credit: true } });
+  const third = (await bookSlot(server(), w, { index: 2, confirm: { use_package_credit: true } })).confirm;
   t.true(third.body.package_credit_consumed);
   t.is(await credits(soon.id), 0);
   t.is(await credits(late.id), 4, 'the next purchase pays once the first is used up');
@@ -198,11 +186,15 @@ test('no credit is taken without use_package_credit, for another customer, or fr
   const foreign = (await purchase(server(), other.apiKey, w.packageId, { customer_phone: '9876543210' })).body
     .purchase;
 
-  const paid = await book(w, 0);
+  const paid = (await bookSlot(server(), w, { index: 0 })).confirm;
   t.false('package_credit_consumed' in paid.body);
-  const declined = await book(w, 1, { use_package_credit: false });
+  const declined = (await bookSlot(server(), w, { index: 1, confirm: { use_package_credit: false } }))
+    .confirm;
   t.false(declined.body.package_credit_consumed);
-  const otherCustomer = await book(w, 2, { use_package_credit: true, customer_phone: '9876543210' });
+  const { confirm: otherCustomer } = await bookSlot(server(), w, {
+    index: 2,
+    confirm: { use_package_credit: true, customer_phone: '9876543210' },
+  });
   t.is(otherCustomer.status, 201);
   t.false(otherCustomer.body.package_credit_consumed, "another partner's purchase never pays");
   const detail = await get(w.apiKey, `/bookings/${otherCustomer.body.booking_id}`);
@@ -214,19 +206,15 @@ test('no credit is taken without use_package_credit, for another customer, or fr
   await db('package_purchases')
     .where({ id: mine.id })
     .update({ expires_at: db.raw("now() - interval '1 second'") });
-  t.false((await book(w, 3, { use_package_credit: true })).body.package_credit_consumed);
+  const expired = await bookSlot(server(), w, { index: 3, confirm: { use_package_credit: true } });
+  t.false(expired.confirm.body.package_credit_consumed);
 });
 
 test('a replayed confirm returns the original answer and takes no second credit', async (t) => {
   const w = await world(3);
   const p = (await purchase(server(), w.apiKey, w.packageId)).body.purchase;
-  const slots = await gridSlots(database().db, w.venueId, w.court);
-  const held = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slots[0]!.slot_start,
-  });
-  const body = { hold_id: held.body.hold_id, use_package_credit: true, idempotency_key: randomUUID() };
+  const { holdId } = await holdSlot(server(), w);
+  const body = { hold_id: holdId, use_package_credit: true, idempotency_key: randomUUID() };
   const first = await confirm(server(), w.apiKey, body);
   const again = await confirm(server(), w.apiKey, body);
   t.true(first.body.package_credit_consumed);
@@ -245,9 +233,9 @@ test('cancel or refund gives the credit back once while the purchase is valid; n
       body: { idempotency_key: randomUUID() },
     });
 
-  const a = (await book(w, 0, { use_package_credit: true })).body.booking_id;
-  const b = (await book(w, 1, { use_package_credit: true })).body.booking_id;
-  const c = (await book(w, 2, { use_package_credit: true })).body.booking_id;
+  const a = (await bookSlot(server(), w, { index: 0, confirm: { use_package_credit: true } })).bookingId;
+  const b = (await bookSlot(server(), w, { index: 1, confirm: { use_package_credit: true } })).bookingId;
+  const c = (await bookSlot(server(), w, { index: 2, confirm: { use_package_credit: true } })).bookingId;
   t.is(await credits(p.id), 0);
 
   t.is((await change(a, 'cancel')).status, 200);

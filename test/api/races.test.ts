@@ -7,7 +7,15 @@ import { randomUUID } from 'node:crypto';
 import { createHold } from '../../api/use-cases/create-hold.ts';
 import { createDb } from '../../db/postgres/knex.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
-import { confirm, gridSlots, hold, localDate, makeBookingWorld } from '../helpers/booking.ts';
+import {
+  bookSlot,
+  confirm,
+  gridSlots,
+  hold,
+  holdSlot,
+  localDate,
+  makeBookingWorld,
+} from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePackage, makePartner } from '../helpers/factories.ts';
 import { purchase } from '../helpers/packages.ts';
@@ -99,26 +107,19 @@ test('parallel holds on a whole and its parts: the winners never overlap, losers
 test('20 parallel confirms with one key: one booking, every answer the same', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
-  const [slot] = await gridSlots(db, w.venueId, w.court);
-  const h = await hold(web(0), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slot!.slot_start,
-  });
+  const { holdId } = await holdSlot(web(0), w);
   const key = randomUUID();
   const results = await Promise.all(
     Array.from({ length: 20 }, (_, i) =>
-      confirm(web(i), w.apiKey, { hold_id: h.body.hold_id, idempotency_key: key }),
+      confirm(web(i), w.apiKey, { hold_id: holdId, idempotency_key: key }),
     ),
   );
   t.deepEqual([...new Set(results.map((r) => r.status))], [201]);
   t.is(new Set(results.map((r) => JSON.stringify(r.body))).size, 1);
-  t.is(Number((await db('bookings').where({ hold_id: h.body.hold_id }).count({ n: '*' }))[0]!.n), 1);
+  t.is(Number((await db('bookings').where({ hold_id: holdId }).count({ n: '*' }))[0]!.n), 1);
   t.is(
     Number(
-      (
-        await db('events').where({ hold_id: h.body.hold_id, event_type: 'booking_created' }).count({ n: '*' })
-      )[0]!.n,
+      (await db('events').where({ hold_id: holdId, event_type: 'booking_created' }).count({ n: '*' }))[0]!.n,
     ),
     1,
   );
@@ -127,14 +128,9 @@ test('20 parallel confirms with one key: one booking, every answer the same', as
 test('20 parallel confirms with different keys: one 201, the rest 409 INVALID_HOLD_STATE', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
-  const [, slot] = await gridSlots(db, w.venueId, w.court);
-  const h = await hold(web(0), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slot!.slot_start,
-  });
+  const h = await holdSlot(web(0), w, { index: 1 });
   const results = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => confirm(web(i), w.apiKey, { hold_id: h.body.hold_id })),
+    Array.from({ length: 20 }, (_, i) => confirm(web(i), w.apiKey, { hold_id: h.holdId })),
   );
   const statuses = results.map((r) => r.status);
   t.is(count(statuses, 201), 1);
@@ -165,16 +161,13 @@ test('parallel holds with one idempotency key create one hold and all answer it'
 test('a retried write replays after a restart of the web process (a new app on a new pool)', async (t) => {
   const first = database();
   const w = await makeBookingWorld(first.db);
-  const [, , , slot] = await gridSlots(first.db, w.venueId, w.court);
   const holdKey = randomUUID();
   const confirmKey = randomUUID();
-  const h = await hold(web(0), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slot!.slot_start,
-    idempotency_key: holdKey,
+  const b = await bookSlot(web(0), w, {
+    index: 3,
+    body: { idempotency_key: holdKey },
+    confirm: { idempotency_key: confirmKey },
   });
-  const c = await confirm(web(0), w.apiKey, { hold_id: h.body.hold_id, idempotency_key: confirmKey });
 
   const pool = createDb(first.url, { poolMax: 2 });
   const restarted = await startApp(first, { db: pool });
@@ -182,15 +175,15 @@ test('a retried write replays after a restart of the web process (a new app on a
     const h2 = await hold(restarted, w.apiKey, {
       venue_id: w.venueId,
       resource_id: w.court,
-      slot_start: slot!.slot_start,
+      slot_start: b.slotStart,
       idempotency_key: holdKey,
     });
-    const c2 = await confirm(restarted, w.apiKey, { hold_id: h.body.hold_id, idempotency_key: confirmKey });
+    const c2 = await confirm(restarted, w.apiKey, { hold_id: b.holdId, idempotency_key: confirmKey });
     t.is(h2.status, 201);
-    t.deepEqual(h2.body, h.body);
+    t.deepEqual(h2.body, b.hold.body);
     t.is(c2.status, 201);
-    t.deepEqual(c2.body, c.body);
-    t.is(c2.text, c.text, 'byte for byte');
+    t.deepEqual(c2.body, b.confirm.body);
+    t.is(c2.text, b.confirm.text, 'byte for byte');
   } finally {
     await restarted.close();
     await pool.destroy();
@@ -200,27 +193,15 @@ test('a retried write replays after a restart of the web process (a new app on a
 test('every committed state change has exactly one event; a refused or rolled-back one has none', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
-  const slots = await gridSlots(db, w.venueId, w.court);
-  const h = await hold(web(0), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slots[6]!.slot_start,
-  });
-  await hold(web(1), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slots[6]!.slot_start,
-  }); // 409
-  await confirm(web(0), w.apiKey, { hold_id: h.body.hold_id, customer_phone: 'bad' }); // 400
-  const c = await confirm(web(1), w.apiKey, { hold_id: h.body.hold_id });
-  await confirm(web(0), w.apiKey, { hold_id: h.body.hold_id }); // 409 INVALID_HOLD_STATE
-  await db('holds').where({ id: h.body.hold_id }).update({ status: 'CONFIRMED' }); // no-op update, no event
+  const h = await holdSlot(web(0), w, { index: 6 });
+  await hold(web(1), w.apiKey, { venue_id: w.venueId, resource_id: w.court, slot_start: h.slotStart }); // 409
+  await confirm(web(0), w.apiKey, { hold_id: h.holdId, customer_phone: 'bad' }); // 400
+  const c = await confirm(web(1), w.apiKey, { hold_id: h.holdId });
+  await confirm(web(0), w.apiKey, { hold_id: h.holdId }); // 409 INVALID_HOLD_STATE
+  await db('holds').where({ id: h.holdId }).update({ status: 'CONFIRMED' }); // no-op update, no event
   const key = randomUUID();
   await Promise.all([0, 1, 2, 3].map((i) => call4(i, c.body.booking_id, key)));
-  const types = await db('events')
-    .where({ hold_id: h.body.hold_id })
-    .orderBy('occurred_at')
-    .pluck('event_type');
+  const types = await db('events').where({ hold_id: h.holdId }).orderBy('occurred_at').pluck('event_type');
   t.deepEqual(types, ['hold_created', 'booking_created', 'booking_cancelled']);
 
   function call4(i: number, bookingId: string, idempotencyKey: string) {
@@ -269,18 +250,10 @@ test('20 parallel confirms paying with a package of 3 credits: exactly 3 take a 
   const w = await makeBookingWorld(db);
   const packageId = await makePackage(db, { venueId: w.venueId, credits: 3 });
   const bought = await purchase(web(0), w.apiKey, packageId);
-  const slots = [
-    ...(await gridSlots(db, w.venueId, w.court, 1)).slice(0, 10),
-    ...(await gridSlots(db, w.venueId, w.court, 2)).slice(0, 10),
-  ];
   const holdIds: string[] = [];
-  for (const slot of slots) {
-    const res = await hold(web(0), w.apiKey, {
-      venue_id: w.venueId,
-      resource_id: w.court,
-      slot_start: slot.slot_start,
-    });
-    holdIds.push(res.body.hold_id as string);
+  for (const daysAhead of [1, 2]) {
+    for (let index = 0; index < 10; index++)
+      holdIds.push((await holdSlot(web(0), w, { daysAhead, index })).holdId);
   }
   const results = await Promise.all(
     holdIds.map((holdId, i) => confirm(web(i), w.apiKey, { hold_id: holdId, use_package_credit: true })),

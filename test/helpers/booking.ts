@@ -1,6 +1,7 @@
 /**
- * Helpers for booking tests: a granted venue with resources, the grid slots of a future day, and
- * short calls for the booking endpoints.
+ * Helpers for booking tests: a granted venue with resources, the grid slots of a future day, short
+ * calls for the booking endpoints (`hold`, `confirm`: any answer, for tests that inspect it), and
+ * setup steps that must succeed (`holdSlot`, `bookSlot`, `releaseHold`: they throw otherwise).
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '../../db/postgres/knex.ts';
@@ -95,6 +96,104 @@ export function confirm(
       ...body,
     },
   });
+}
+
+/** Which grid slot to hold, and how: slot `index` of `resource` `daysAhead` days from today. */
+export interface SlotChoice {
+  /** The resource to hold; the world's court unless given. */
+  resource?: string | undefined;
+  /** The slot's position in the resource's grid of that day; 0 unless given. */
+  index?: number | undefined;
+  /** Days from today, in the venue's time zone; 1 (tomorrow) unless given. */
+  daysAhead?: number | undefined;
+  /** The hold's length; 60 unless given. */
+  minutes?: number | undefined;
+  /** More hold fields (`customer_phone`, `idempotency_key`…), sent as given. */
+  body?: Record<string, unknown> | undefined;
+}
+
+/** The world fields a hold needs. */
+type Holder = Pick<BookingWorld, 'apiKey' | 'venueId' | 'court'>;
+
+/** A hold placed by {@link holdSlot}. */
+export interface HeldSlot {
+  holdId: string;
+  slotId: string;
+  slotStart: Date;
+  /** The 201 answer. */
+  response: CallResult;
+}
+
+/**
+ * Holds one grid slot through the API, as setup: throws with the answer unless it is 201. The grid
+ * is read on the server's own pool.
+ */
+export async function holdSlot(
+  server: TestServer,
+  world: Holder,
+  choice: SlotChoice = {},
+): Promise<HeldSlot> {
+  const { resource = world.court, index = 0, daysAhead = 1, minutes = 60, body } = choice;
+  const slot = (await gridSlots(server.db, world.venueId, resource, daysAhead))[index];
+  if (!slot) throw new Error(`no slot ${index} of ${resource} ${daysAhead} days ahead`);
+  const response = await hold(server, world.apiKey, {
+    venue_id: world.venueId,
+    resource_id: resource,
+    slot_start: slot.slot_start,
+    slot_duration_minutes: minutes,
+    ...body,
+  });
+  if (response.status !== 201) throw new Error(`hold: ${response.status} ${response.text}`);
+  return {
+    holdId: response.body.hold_id as string,
+    slotId: response.body.slot_id as string,
+    slotStart: slot.slot_start,
+    response,
+  };
+}
+
+/** A booking made by {@link bookSlot}, with both answers. */
+export interface BookedSlot {
+  holdId: string;
+  bookingId: string;
+  slotStart: Date;
+  hold: CallResult;
+  confirm: CallResult;
+}
+
+/**
+ * Holds one grid slot and confirms it with `confirm`'s extra fields, as setup: throws with the
+ * answer unless both are 201.
+ */
+export async function bookSlot(
+  server: TestServer,
+  world: Holder,
+  choice: SlotChoice & { confirm?: Record<string, unknown> | undefined } = {},
+): Promise<BookedSlot> {
+  const held = await holdSlot(server, world, choice);
+  const confirmed = await confirm(server, world.apiKey, { hold_id: held.holdId, ...choice.confirm });
+  if (confirmed.status !== 201) throw new Error(`confirm: ${confirmed.status} ${confirmed.text}`);
+  return {
+    holdId: held.holdId,
+    bookingId: confirmed.body.booking_id as string,
+    slotStart: held.slotStart,
+    hold: held.response,
+    confirm: confirmed,
+  };
+}
+
+/** Releases a hold (POST /partner/holds/{holdId}/cancel), as setup: throws unless it is 200. */
+export async function releaseHold(
+  server: TestServer,
+  world: Pick<BookingWorld, 'apiKey'>,
+  holdId: string,
+): Promise<CallResult> {
+  const res = await call(server, 'POST', `/api/v1/partner/holds/${holdId}/cancel`, {
+    key: world.apiKey,
+    body: { idempotency_key: randomUUID() },
+  });
+  if (res.status !== 200) throw new Error(`release: ${res.status} ${res.text}`);
+  return res;
 }
 
 /** Event types recorded for a hold, in order. */

@@ -9,9 +9,10 @@ import type { Knex } from '../../db/postgres/knex.ts';
 import type { TestFn } from 'ava';
 import type { DatabaseHandle, TestDatabase } from './database.ts';
 
-/** A running app. */
+/** A running app, and the pool it runs on (for helpers that read what the app reads). */
 export interface TestServer {
   url: string;
+  db: Knex;
   close(): Promise<void>;
 }
 
@@ -20,9 +21,10 @@ export async function startApp(
   database: TestDatabase,
   options: { routes?: readonly Route[]; config?: Config; db?: Knex } = {},
 ): Promise<TestServer> {
+  const db = options.db ?? database.db;
   const app = buildApp(
     {
-      db: options.db ?? database.db,
+      db,
       boss: database.boss,
       config: options.config ?? database.config,
       log: database.log,
@@ -33,6 +35,7 @@ export async function startApp(
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    db,
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());

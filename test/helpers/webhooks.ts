@@ -16,7 +16,7 @@ import { EVENT_TYPES } from '../../db/queries/events.ts';
 import { webhookDeliver } from '../../workers/webhook-deliver.ts';
 import { webhookFanout } from '../../workers/webhook-fanout.ts';
 import { verifyWebhook, type WebhookEvent } from '../../workers/webhook-signature.ts';
-import { gridSlots, hold, makeBookingWorld } from './booking.ts';
+import { holdSlot, makeBookingWorld } from './booking.ts';
 import type { TestDatabase } from './database.ts';
 import { call, type TestServer } from './http.ts';
 
@@ -162,13 +162,8 @@ export async function deliveryFor(
   const { db, boss, log } = database;
   const w = await makeBookingWorld(db);
   const sub = await subscribe(server, w.apiKey, endpointUrl, ['hold_created']);
-  const [slot] = await gridSlots(db, w.venueId, w.court);
-  const held = await hold(server, w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slot!.slot_start,
-  });
-  const event = await db('events').where({ hold_id: held.body.hold_id, event_type: 'hold_created' }).first();
+  const held = await holdSlot(server, w);
+  const event = await db('events').where({ hold_id: held.holdId, event_type: 'hold_created' }).first();
   const jobDeps = {
     db,
     boss,
@@ -201,7 +196,7 @@ export async function deliveryFor(
     ...w,
     sub,
     event,
-    holdId: held.body.hold_id as string,
+    holdId: held.holdId,
     deliveryId,
     state,
     scheduled,

@@ -8,25 +8,13 @@ import { enqueue } from '../../db/jobs/enqueue.ts';
 import { HOLD_EXPIRE } from '../../db/jobs/kinds.ts';
 import { holdExpire, HoldNotDueError } from '../../workers/hold-expire.ts';
 import { startWorkers } from '../../workers/main.ts';
-import { eventTypes, gridSlots, hold, makeBookingWorld, makeOverdue } from '../helpers/booking.ts';
+import { eventTypes, hold, holdSlot, makeBookingWorld, makeOverdue } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { useTestServer } from '../helpers/http.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
-
-async function newHold(slotIndex: number) {
-  const { db } = database();
-  const w = await makeBookingWorld(db);
-  const slots = await gridSlots(db, w.venueId, w.court);
-  const res = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slots[slotIndex]!.slot_start,
-  });
-  return { ...w, holdId: res.body.hold_id as string, slotStart: slots[slotIndex]!.slot_start };
-}
 
 const deps = () => ({
   db: database().db,
@@ -38,7 +26,8 @@ const run = (holdId: string) => holdExpire.handle({ hold_id: holdId }, deps(), {
 
 test('a due hold is expired, its window freed and hold_expired recorded, once however often the job runs', async (t) => {
   const { db } = database();
-  const h = await newHold(0);
+  const w = await makeBookingWorld(db);
+  const h = await holdSlot(server(), w, { index: 0 });
   await makeOverdue(db, h.holdId);
   await run(h.holdId);
   await run(h.holdId);
@@ -53,7 +42,8 @@ test('a due hold is expired, its window freed and hold_expired recorded, once ho
 
 test('a job that runs early throws so pg-boss retries it; nothing changes', async (t) => {
   const { db } = database();
-  const h = await newHold(1);
+  const w = await makeBookingWorld(db);
+  const h = await holdSlot(server(), w, { index: 1 });
   await t.throwsAsync(() => run(h.holdId), { instanceOf: HoldNotDueError });
   t.is((await db('holds').where({ id: h.holdId }).first()).status, 'ACTIVE');
   t.deepEqual(await eventTypes(db, h.holdId), ['hold_created']);
@@ -61,11 +51,12 @@ test('a job that runs early throws so pg-boss retries it; nothing changes', asyn
 
 test('a late job after the window was reused changes nothing and records nothing', async (t) => {
   const { db } = database();
-  const h = await newHold(2);
+  const w = await makeBookingWorld(db);
+  const h = await holdSlot(server(), w, { index: 2 });
   await makeOverdue(db, h.holdId);
-  const next = await hold(server(), h.apiKey, {
-    venue_id: h.venueId,
-    resource_id: h.court,
+  const next = await hold(server(), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
     slot_start: h.slotStart,
   });
   t.is(next.status, 201);
@@ -80,7 +71,8 @@ test('a late job after the window was reused changes nothing and records nothing
 
 test('confirmed, released and unknown holds are left alone', async (t) => {
   const { db } = database();
-  const h = await newHold(3);
+  const w = await makeBookingWorld(db);
+  const h = await holdSlot(server(), w, { index: 3 });
   await db('holds').where({ id: h.holdId }).update({ status: 'CONFIRMED' });
   await makeOverdue(db, h.holdId);
   await run(h.holdId);
@@ -90,7 +82,8 @@ test('confirmed, released and unknown holds are left alone', async (t) => {
 
 test('end to end: the job enqueued by the hold, run by a worker through pg-boss, expires the hold', async (t) => {
   const { db, url, config, log, boss } = database();
-  const h = await newHold(4);
+  const w = await makeBookingWorld(db);
+  const h = await holdSlot(server(), w, { index: 4 });
   await makeOverdue(db, h.holdId);
   // The hold's own job waits for the original expiry; send one due now, as that moment would.
   await db.transaction((trx) => enqueue(boss, trx, HOLD_EXPIRE, { hold_id: h.holdId }));

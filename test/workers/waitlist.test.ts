@@ -12,13 +12,13 @@ import { startWorkers } from '../../workers/main.ts';
 import { EntryNotDueError, waitlistExpire } from '../../workers/waitlist-expire.ts';
 import { waitlistPromote } from '../../workers/waitlist-promote.ts';
 import {
-  confirm,
+  bookSlot,
   gridSlots,
-  hold,
+  holdSlot,
   localDate,
   makeBookingWorld,
   makeOverdue,
-  type BookingWorld,
+  releaseHold,
 } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
@@ -59,26 +59,6 @@ async function queue(waiting: number) {
   return { ...w, date, entries, slots: await gridSlots(db, w.venueId, w.court) };
 }
 
-/** Holds slot `i` of the court and returns the hold id. */
-async function holdSlot(w: BookingWorld & { slots: { slot_start: Date }[] }, i: number, minutes = 60) {
-  const res = await hold(server(), w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: w.slots[i]!.slot_start,
-    slot_duration_minutes: minutes,
-  });
-  if (res.status !== 201) throw new Error(res.text);
-  return res.body.hold_id as string;
-}
-
-async function release(apiKey: string, holdId: string) {
-  const res = await call(server(), 'POST', `/api/v1/partner/holds/${holdId}/cancel`, {
-    key: apiKey,
-    body: { idempotency_key: randomUUID() },
-  });
-  if (res.status !== 200) throw new Error(res.text);
-}
-
 /** The id of the hold's latest event of `type`. */
 async function eventOf(holdId: string, type: string): Promise<string> {
   return (await database().db('events').where({ hold_id: holdId, event_type: type }).first()).id as string;
@@ -105,8 +85,8 @@ async function promoteJobs(eventId: string): Promise<number> {
 test('a released window promotes the oldest waiting entry to its first slot, once however often the job runs', async (t) => {
   const { db } = database();
   const w = await queue(3);
-  const holdId = await holdSlot(w, 2, 120);
-  await release(w.apiKey, holdId);
+  const { holdId } = await holdSlot(server(), w, { index: 2, minutes: 120 });
+  await releaseHold(server(), w, holdId);
   const eventId = await eventOf(holdId, 'hold_cancelled');
   t.is(await promoteJobs(eventId), 1, 'the release enqueued the promotion in its transaction');
 
@@ -149,8 +129,9 @@ test('a released window promotes the oldest waiting entry to its first slot, onc
 
 test('several windows freed at once promote the oldest entries, one each, even with every job run twice at once', async (t) => {
   const w = await queue(4);
-  const holds = [await holdSlot(w, 0), await holdSlot(w, 3), await holdSlot(w, 6)];
-  await Promise.all(holds.map((h) => release(w.apiKey, h)));
+  const holds: string[] = [];
+  for (const index of [0, 3, 6]) holds.push((await holdSlot(server(), w, { index })).holdId);
+  await Promise.all(holds.map((h) => releaseHold(server(), w, h)));
   const events = await Promise.all(holds.map((h) => eventOf(h, 'hold_cancelled')));
   await Promise.all([...events, ...events].map((e) => promote(e)));
   t.deepEqual(await statuses(w.entries), ['promoted', 'promoted', 'promoted', 'waiting']);
@@ -163,8 +144,9 @@ test('several windows freed at once promote the oldest entries, one each, even w
 
 test('two windows freed with one entry waiting promote it once; the other window finds nobody', async (t) => {
   const w = await queue(1);
-  const holds = [await holdSlot(w, 0), await holdSlot(w, 1)];
-  await Promise.all(holds.map((h) => release(w.apiKey, h)));
+  const holds: string[] = [];
+  for (const index of [0, 1]) holds.push((await holdSlot(server(), w, { index })).holdId);
+  await Promise.all(holds.map((h) => releaseHold(server(), w, h)));
   const events = await Promise.all(holds.map((h) => eventOf(h, 'hold_cancelled')));
   await Promise.all(events.map((e) => promote(e)));
   t.deepEqual(await statuses(w.entries), ['promoted']);
@@ -174,7 +156,7 @@ test('two windows freed with one entry waiting promote it once; the other window
 test('expiry, cancel and refund of a booked window promote; a refund after a cancel frees nothing more', async (t) => {
   const { db } = database();
   const w = await queue(3);
-  const stale = await holdSlot(w, 0);
+  const { holdId: stale } = await holdSlot(server(), w, { index: 0 });
   await makeOverdue(db, stale);
   const { holdExpire } = await import('../../workers/hold-expire.ts');
   await holdExpire.handle({ hold_id: stale }, deps(), { id: randomUUID() } as never);
@@ -186,14 +168,7 @@ test('expiry, cancel and refund of a booked window promote; a refund after a can
       key: w.apiKey,
       body: { idempotency_key: randomUUID() },
     });
-  const booked = async (i: number) => {
-    const holdId = await holdSlot(w, i);
-    return {
-      holdId,
-      bookingId: (await confirm(server(), w.apiKey, { hold_id: holdId })).body.booking_id as string,
-    };
-  };
-  const cancelled = await booked(1);
+  const cancelled = await bookSlot(server(), w, { index: 1 });
   await change(cancelled.bookingId, 'cancel');
   await change(cancelled.bookingId, 'refund');
   const cancelEvent = (
@@ -206,7 +181,7 @@ test('expiry, cancel and refund of a booked window promote; a refund after a can
   await promote(cancelEvent);
   t.deepEqual(await statuses(w.entries), ['promoted', 'promoted', 'waiting']);
 
-  const refunded = await booked(2);
+  const refunded = await bookSlot(server(), w, { index: 2 });
   await change(refunded.bookingId, 'refund');
   await promote(
     (await db('events').where({ booking_id: refunded.bookingId, event_type: 'booking_refunded' }).first()).id,
@@ -218,9 +193,9 @@ test('a window taken again at once promotes nobody; lapsed, cancelled and unauth
   const { db } = database();
   const w = await queue(4);
   // A new hold on an overdue hold's window expires it and takes the window in one transaction.
-  const stale = await holdSlot(w, 0);
+  const { holdId: stale } = await holdSlot(server(), w, { index: 0 });
   await makeOverdue(db, stale);
-  await holdSlot(w, 0);
+  await holdSlot(server(), w, { index: 0 });
   await promote(await eventOf(stale, 'hold_expired'));
   t.deepEqual(await statuses(w.entries), ['waiting', 'waiting', 'waiting', 'waiting']);
 
@@ -238,8 +213,8 @@ test('a window taken again at once promotes nobody; lapsed, cancelled and unauth
   await grants.revoke(db, other.partnerId, w.venueId);
   t.is(revoked.length, 1);
 
-  const freed = await holdSlot(w, 1);
-  await release(w.apiKey, freed);
+  const { holdId: freed } = await holdSlot(server(), w, { index: 1 });
+  await releaseHold(server(), w, freed);
   await promote(await eventOf(freed, 'hold_cancelled'));
   t.deepEqual(await statuses(w.entries), ['waiting', 'cancelled', 'waiting', 'promoted']);
 });
@@ -287,7 +262,7 @@ test.serial(
     t.teardown(() => receiver.close());
     ({ secret } = await subscribe(server(), w.apiKey, receiver.url, ['waitlist_promoted']));
 
-    await release(w.apiKey, await holdSlot(w, 0));
+    await releaseHold(server(), w, (await holdSlot(server(), w, { index: 0 })).holdId);
     await waitFor(() => receiver.received.length > 0, { timeout: 20_000 });
     const delivery = receiver.received[0]!;
     t.is(delivery.rejection, undefined);

@@ -14,7 +14,7 @@ import { webhookDeliver } from '../../workers/webhook-deliver.ts';
 import { webhookFanout } from '../../workers/webhook-fanout.ts';
 import { NON_PUBLIC_TARGET, UNRESOLVED_TARGET } from '../../workers/webhook-http.ts';
 import { verifyWebhook } from '../../workers/webhook-signature.ts';
-import { gridSlots, hold, makeBookingWorld } from '../helpers/booking.ts';
+import { holdSlot, makeBookingWorld } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
 import { call, useTestServer } from '../helpers/http.ts';
@@ -254,13 +254,8 @@ test.serial(
     ]);
     await subscribe(server(), other.apiKey, 'https://other.example.test/bookings', ['booking_created']);
     await subscribe(server(), ungranted.apiKey, 'https://ungranted.example.test/h', ['hold_created']);
-    const [slot] = await gridSlots(db, w.venueId, w.court);
-    const held = await hold(server(), w.apiKey, {
-      venue_id: w.venueId,
-      resource_id: w.court,
-      slot_start: slot!.slot_start,
-    });
-    const event = await db('events').where({ hold_id: held.body.hold_id }).first();
+    const held = await holdSlot(server(), w);
+    const event = await db('events').where({ hold_id: held.holdId }).first();
     const deps = { db, boss, log, config };
     await Promise.all(
       [1, 2, 3].map(() => webhookFanout.handle({ event_id: event.id }, deps, { id: randomUUID() } as never)),

@@ -13,7 +13,14 @@ import { fileURLToPath } from 'node:url';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { startWorkers, type Workers } from '../../workers/main.ts';
 import { ABANDONED_ATTEMPT } from '../../workers/webhook-deliver.ts';
-import { confirm, gridSlots, hold, makeBookingWorld, makeOverdue } from '../helpers/booking.ts';
+import {
+  bookSlot,
+  gridSlots,
+  holdSlot,
+  makeBookingWorld,
+  makeOverdue,
+  releaseHold,
+} from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
 import { call, useTestServer } from '../helpers/http.ts';
@@ -53,21 +60,13 @@ test.serial(
     const r = await receiver(t, () => secret);
     ({ secret } = await subscribe(server(), watcher.apiKey, r.url));
 
-    const slots = await gridSlots(db, w.venueId, w.court);
-    const at = (i: number) => ({
-      venue_id: w.venueId,
-      resource_id: w.court,
-      slot_start: slots[i]!.slot_start,
-    });
-    const released = await hold(server(), w.apiKey, at(0));
-    await post(`/partner/holds/${released.body.hold_id}/cancel`, w.apiKey, {});
-    const stale = await hold(server(), w.apiKey, at(1));
-    await makeOverdue(db, stale.body.hold_id);
-    await hold(server(), w.apiKey, at(1)); // expires the stale hold on its way
-    const booked = await hold(server(), w.apiKey, at(2));
-    const booking = await confirm(server(), w.apiKey, { hold_id: booked.body.hold_id });
-    await post(`/bookings/${booking.body.booking_id}/cancel`, w.apiKey, {});
-    await post(`/bookings/${booking.body.booking_id}/refund`, w.apiKey, {});
+    await releaseHold(server(), w, (await holdSlot(server(), w, { index: 0 })).holdId);
+    const stale = await holdSlot(server(), w, { index: 1 });
+    await makeOverdue(db, stale.holdId);
+    await holdSlot(server(), w, { index: 1 }); // expires the stale hold on its way
+    const booked = await bookSlot(server(), w, { index: 2 });
+    await post(`/bookings/${booked.bookingId}/cancel`, w.apiKey, {});
+    await post(`/bookings/${booked.bookingId}/refund`, w.apiKey, {});
 
     const expected = [
       'hold_created',
@@ -90,8 +89,8 @@ test.serial(
       t.is(x.headers['x-delivery-id'], x.event!.delivery_id);
     }
     const refunded = r.received.find((x) => x.event?.event_type === 'booking_refunded')!.event!;
-    t.is(refunded.booking_id, booking.body.booking_id);
-    t.is(refunded.hold_id, booked.body.hold_id);
+    t.is(refunded.booking_id, booked.bookingId);
+    t.is(refunded.hold_id, booked.holdId);
     await waitFor(
       async () =>
         (await call(server(), 'GET', '/api/v1/partner/observability', { key: watcher.apiKey })).body
@@ -109,11 +108,7 @@ test.serial('two workers: every attempt is sent once, not once per worker', asyn
   const r = await receiver(t, () => secret);
   ({ secret } = await subscribe(server(), w.apiKey, r.url, ['hold_created']));
   const slots = await gridSlots(db, w.venueId, w.court, 2);
-  await Promise.all(
-    slots.map((s) =>
-      hold(server(), w.apiKey, { venue_id: w.venueId, resource_id: w.court, slot_start: s.slot_start }),
-    ),
-  );
+  await Promise.all(slots.map((_, index) => holdSlot(server(), w, { index, daysAhead: 2 })));
   await waitFor(() => r.received.length >= slots.length, { timeout: 20_000 });
   await new Promise((resolve) => setTimeout(resolve, 500)); // room for a duplicate to show up
   const eventIds = r.received.map((x) => x.event!.event_id);
@@ -134,10 +129,8 @@ test.serial('a dead endpoint of one partner does not delay deliveries to another
   const fast = await receiver(t, () => secret);
   await subscribe(server(), w.apiKey, dead.url, ['hold_created']);
   ({ secret } = await subscribe(server(), other.apiKey, fast.url, ['hold_created']));
-  const slots = await gridSlots(db, w.venueId, w.court, 3);
   const started = Date.now();
-  for (const s of slots.slice(0, 6))
-    await hold(server(), w.apiKey, { venue_id: w.venueId, resource_id: w.court, slot_start: s.slot_start });
+  for (let index = 0; index < 6; index++) await holdSlot(server(), w, { index, daysAhead: 3 });
   await waitFor(() => fast.received.length >= 6, { timeout: 3000 });
   t.true(Date.now() - started < 3000, 'all delivered to the live endpoint while the dead one hangs');
   t.true(dead.received.length >= 1, 'the dead endpoint was tried');
@@ -161,12 +154,7 @@ test.serial(
       LOG_LEVEL: 'warn',
     };
     const first = spawn(process.execPath, ['workers/main.ts'], { cwd: root, env, stdio: 'ignore' });
-    const [slot] = await gridSlots(db, w.venueId, w.court, 4);
-    const held = await hold(server(), w.apiKey, {
-      venue_id: w.venueId,
-      resource_id: w.court,
-      slot_start: slot!.slot_start,
-    });
+    const held = await holdSlot(server(), w, { daysAhead: 4 });
     await waitFor(() => r.received.length === 1, { timeout: 15_000 });
     first.kill('SIGKILL');
     await once(first, 'exit');
@@ -182,7 +170,7 @@ test.serial(
     const [cut, retried] = r.received as [(typeof r.received)[0], (typeof r.received)[0]];
     t.is(cut.event!.event_id, retried.event!.event_id);
     t.not(cut.event!.delivery_id, retried.event!.delivery_id);
-    t.is(cut.event!.hold_id, held.body.hold_id);
+    t.is(cut.event!.hold_id, held.holdId);
     await waitFor(
       async () =>
         (await db('webhook_deliveries').where({ event_id: cut.event!.event_id }).first())?.status ===

@@ -8,7 +8,7 @@ import test, { type ExecutionContext } from 'ava';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { MAX_ATTEMPTS } from '../../workers/webhook-deliver.ts';
 import { startWorkers } from '../../workers/main.ts';
-import { gridSlots, hold, makeBookingWorld } from '../helpers/booking.ts';
+import { holdSlot, makeBookingWorld } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
 import { useTestServer } from '../helpers/http.ts';
@@ -68,8 +68,7 @@ test('a slowly resolving endpoint: its attempts run once each, on time, within t
   const slow = await subscriber(slowR, 'slow.example.test');
   const ok = await subscriber(okR, 'ok.example.test');
   const flaky = await subscriber(flakyR, 'flaky.example.test');
-  const [slot] = await gridSlots(db, w.venueId, w.court);
-  await hold(server(), w.apiKey, { venue_id: w.venueId, resource_id: w.court, slot_start: slot!.slot_start });
+  await holdSlot(server(), w);
 
   const status = async (subscription: string) =>
     (await db('webhook_deliveries').where({ subscription_id: subscription }).first())?.status;
