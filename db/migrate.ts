@@ -22,7 +22,11 @@ export const MIGRATIONS = {
 };
 
 /** Brings the database at `databaseUrl` to the latest schema, knex and pg-boss alike. */
-export async function migrate(databaseUrl: string, log: Logger, config: Config = loadConfig()): Promise<void> {
+export async function migrate(
+  databaseUrl: string,
+  log: Logger,
+  config: Config = loadConfig(),
+): Promise<void> {
   const lock = new pg.Client({ connectionString: databaseUrl, application_name: 'booking-migrate' });
   await lock.connect();
   try {

@@ -5,12 +5,9 @@
  * from it (`test/helpers/database.ts`), and the template is dropped when ava is done.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { loadConfigOrExit } from '../db/platform/config.ts';
-import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/database-url.ts';
 import { createLogger } from '../db/platform/log.ts';
-import { migrate } from '../db/migrate.ts';
-import { postgresServer } from './helpers/postgres-server.ts';
+import { postgresServer, withMigratedDatabase } from '../db/postgres/scratch-database.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger('warn');
@@ -23,18 +20,12 @@ process.stdout.write(
     : 'tests use the server of DATABASE_URL\n',
 );
 
-const template = `booking_test_${randomBytes(4).toString('hex')}`;
 let exitCode: number;
 try {
-  await ensureDatabase(adminUrl, template);
-  await migrate(withDatabase(adminUrl, template), log);
-  exitCode = await runAva(process.argv.slice(2), {
-    ...process.env,
-    TEST_ADMIN_URL: adminUrl,
-    TEST_TEMPLATE_DB: template,
-  });
+  exitCode = await withMigratedDatabase(adminUrl, 'booking_test', log, (_url, template) =>
+    runAva(process.argv.slice(2), { ...process.env, TEST_ADMIN_URL: adminUrl, TEST_TEMPLATE_DB: template }),
+  );
 } finally {
-  await dropDatabase(adminUrl, template).catch(() => undefined);
   await server.stop();
 }
 process.exit(exitCode);

@@ -57,10 +57,9 @@ export async function load(
               select max(m.discount_percent) from memberships m
               where m.venue_id = v.id and m.customer_phone = ? and (m.expires_at is null or m.expires_at > now())
             ), 0) as discount
-       from venues v
-       join venue_grants g on g.venue_id = v.id and g.partner_id = ?
+       from authorized_venues(?) v
        left join resources r on r.venue_id = v.id and r.id = ?
-      where v.id = ? and v.status <> 'archived'`,
+      where v.id = ?`,
     [
       request.start,
       request.start,

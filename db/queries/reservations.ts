@@ -1,6 +1,8 @@
 /**
  * Queries on `reservations`: the rows, one per physical unit, that the exclusion constraint keeps
- * from overlapping. A live reservation is active and not past its hold's expiry.
+ * from overlapping. The constraint compares every active reservation; of those, a live one
+ * (`reservation_is_live()` in SQL) blocks its window and an overdue one
+ * (`reservation_is_overdue()`: past its hold's expiry) blocks nobody once its hold is expired.
  */
 import type { Knex } from '../postgres/knex.ts';
 
@@ -37,9 +39,9 @@ export async function lockUnitsAndFindOverlaps(
      )
      select o.* from (select count(*) as n from locked) l
      cross join lateral (
-       select distinct hold_id, resource_id, coalesce(expires_at <= now(), false) as overdue
-         from reservations
-        where l.n > 0 and active and unit_id = any (?::uuid[]) and during && tstzrange(?, ?)
+       select distinct r.hold_id, r.resource_id, reservation_is_overdue(r) as overdue
+         from reservations r
+        where l.n > 0 and r.active and r.unit_id = any (?::uuid[]) and r.during && tstzrange(?, ?)
      ) o`,
     [unitIds, unitIds, start, end],
   );
@@ -49,9 +51,9 @@ export async function lockUnitsAndFindOverlaps(
 /** The active reservations on these units that overlap [start, end), one row per hold. */
 export async function overlapping(trx: Knex, unitIds: string[], start: Date, end: Date): Promise<Overlap[]> {
   const { rows } = await trx.raw<{ rows: Overlap[] }>(
-    `select distinct hold_id, resource_id, coalesce(expires_at <= now(), false) as overdue
-       from reservations
-      where active and unit_id = any (?::uuid[]) and during && tstzrange(?, ?)`,
+    `select distinct r.hold_id, r.resource_id, reservation_is_overdue(r) as overdue
+       from reservations r
+      where r.active and r.unit_id = any (?::uuid[]) and r.during && tstzrange(?, ?)`,
     [unitIds, start, end],
   );
   return rows;

@@ -68,10 +68,7 @@ export async function findVisible(
   return (await visible(db, partnerId).where('v.id', venueId).first()) as VenueRow | undefined;
 }
 
+/** `authorized_venues()` in SQL: granted to the partner and not archived (the one definition). */
 function visible(db: Knex, partnerId: string) {
-  return db<VenueRow>({ v: 'venues' })
-    .select('v.*')
-    .join({ g: 'venue_grants' }, 'g.venue_id', 'v.id')
-    .where('g.partner_id', partnerId)
-    .whereNot('v.status', 'archived');
+  return db<VenueRow>(db.raw('authorized_venues(?) as v', [partnerId])).select('v.*');
 }

@@ -1,0 +1,590 @@
+-- The public schema that db/migrations/ build, written by `npm run db:dump`
+-- (db/postgres/schema-dump.ts) from a freshly migrated database. Do not edit: add a migration and
+-- run npm run db:dump; npm test fails while this file differs from what the migrations build.
+--
+-- Left out: the pg-boss schema (pgboss: pg-boss installs and upgrades it itself), knex's
+-- bookkeeping tables (knex_migrations, knex_migrations_lock), owners, privileges, comments,
+-- plpgsql (in every database) and the objects extensions create (btree_gist's functions and
+-- operators). The text is the same on PostgreSQL 15 and 17: objects are sorted in byte order, not
+-- by the database's collation; extensions appear without their version, which follows the
+-- server's release; NOT NULL shows only on its column (PostgreSQL 18 also catalogs it as a
+-- constraint with a generated name).
+
+-- Extensions
+
+CREATE EXTENSION IF NOT EXISTS btree_gist;
+
+-- Tables, each with its indexes and triggers
+
+CREATE TABLE api_keys (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  partner_id uuid NOT NULL,
+  key_hash text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone,
+  revoked_at timestamp with time zone,
+  CONSTRAINT api_keys_pkey PRIMARY KEY (id),
+  CONSTRAINT api_keys_key_hash_key UNIQUE (key_hash),
+  CONSTRAINT api_keys_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id) ON DELETE CASCADE
+);
+CREATE INDEX api_keys_partner_idx ON public.api_keys USING btree (partner_id);
+
+CREATE TABLE blackouts (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  venue_id uuid NOT NULL,
+  resource_id uuid,
+  unit_ids uuid[],
+  during tstzrange NOT NULL,
+  reason text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT blackouts_pkey PRIMARY KEY (id),
+  CONSTRAINT blackouts_resource_id_fkey FOREIGN KEY (resource_id) REFERENCES resources(id) ON DELETE CASCADE,
+  CONSTRAINT blackouts_venue_id_fkey FOREIGN KEY (venue_id) REFERENCES venues(id) ON DELETE CASCADE,
+  CONSTRAINT blackouts_during_check CHECK ((NOT isempty(during)))
+);
+CREATE INDEX blackouts_venue_during_idx ON public.blackouts USING gist (venue_id, during);
+
+CREATE TABLE bookings (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  hold_id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  venue_id uuid NOT NULL,
+  resource_id uuid NOT NULL,
+  slot_id uuid NOT NULL,
+  slot_start timestamp with time zone NOT NULL,
+  slot_end timestamp with time zone NOT NULL,
+  status text NOT NULL DEFAULT 'BOOKED'::text,
+  booked_at timestamp with time zone NOT NULL DEFAULT now(),
+  price_rupees integer NOT NULL,
+  payment_reference text NOT NULL,
+  payment_method text,
+  package_purchase_id uuid,
+  customer_name text NOT NULL,
+  customer_phone text NOT NULL,
+  customer_email text,
+  cancelled_at timestamp with time zone,
+  cancel_reason text,
+  refunded_at timestamp with time zone,
+  refund_reason text,
+  CONSTRAINT bookings_pkey PRIMARY KEY (id),
+  CONSTRAINT bookings_hold_id_key UNIQUE (hold_id),
+  CONSTRAINT bookings_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES holds(id),
+  CONSTRAINT bookings_status_check CHECK ((status = ANY (ARRAY['BOOKED'::text, 'CANCELLED'::text, 'REFUNDED'::text])))
+);
+CREATE INDEX bookings_partner_booked_idx ON public.bookings USING btree (partner_id, booked_at DESC, id DESC);
+
+CREATE TABLE events (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  event_type text NOT NULL,
+  venue_id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  hold_id uuid,
+  booking_id uuid,
+  slot_id uuid NOT NULL,
+  occurred_at timestamp with time zone NOT NULL DEFAULT now(),
+  details jsonb NOT NULL DEFAULT '{}'::jsonb,
+  CONSTRAINT events_pkey PRIMARY KEY (id)
+);
+CREATE INDEX events_booking_idx ON public.events USING btree (booking_id);
+CREATE INDEX events_hold_idx ON public.events USING btree (hold_id);
+
+CREATE TABLE holds (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  partner_id uuid NOT NULL,
+  venue_id uuid NOT NULL,
+  resource_id uuid NOT NULL,
+  slot_id uuid NOT NULL,
+  slot_start timestamp with time zone NOT NULL,
+  slot_end timestamp with time zone NOT NULL,
+  status text NOT NULL DEFAULT 'ACTIVE'::text,
+  hold_expiry_at timestamp with time zone NOT NULL,
+  price_rupees integer NOT NULL,
+  customer_phone text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  cancelled_at timestamp with time zone,
+  cancel_reason text,
+  expired_at timestamp with time zone,
+  discount_percent integer NOT NULL DEFAULT 0,
+  CONSTRAINT holds_pkey PRIMARY KEY (id),
+  CONSTRAINT holds_check CHECK ((slot_start < slot_end)),
+  CONSTRAINT holds_discount_percent_check CHECK (((discount_percent >= 0) AND (discount_percent <= 100))),
+  CONSTRAINT holds_status_check CHECK ((status = ANY (ARRAY['ACTIVE'::text, 'CANCELLED'::text, 'EXPIRED'::text, 'CONFIRMED'::text])))
+);
+CREATE INDEX holds_partner_idx ON public.holds USING btree (partner_id);
+
+CREATE TABLE idempotency_keys (
+  partner_id uuid NOT NULL,
+  key text NOT NULL,
+  operation text NOT NULL,
+  fingerprint text NOT NULL,
+  status_code integer,
+  response json,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT idempotency_keys_pkey PRIMARY KEY (partner_id, key)
+);
+
+CREATE TABLE memberships (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  venue_id uuid NOT NULL,
+  customer_phone text NOT NULL,
+  discount_percent integer NOT NULL,
+  expires_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT memberships_pkey PRIMARY KEY (id),
+  CONSTRAINT memberships_venue_id_fkey FOREIGN KEY (venue_id) REFERENCES venues(id) ON DELETE CASCADE,
+  CONSTRAINT memberships_discount_percent_check CHECK (((discount_percent >= 1) AND (discount_percent <= 100)))
+);
+CREATE INDEX memberships_venue_phone_idx ON public.memberships USING btree (venue_id, customer_phone);
+
+CREATE TABLE package_purchases (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  package_id uuid NOT NULL,
+  venue_id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  customer_phone text NOT NULL,
+  payment_method text NOT NULL,
+  price_rupees integer NOT NULL,
+  credits_total integer NOT NULL,
+  credits_remaining integer NOT NULL,
+  purchased_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone NOT NULL,
+  CONSTRAINT package_purchases_pkey PRIMARY KEY (id),
+  CONSTRAINT package_purchases_package_id_fkey FOREIGN KEY (package_id) REFERENCES packages(id),
+  CONSTRAINT package_purchases_check CHECK (((credits_remaining >= 0) AND (credits_remaining <= credits_total))),
+  CONSTRAINT package_purchases_payment_method_check CHECK ((payment_method = ANY (ARRAY['cash'::text, 'upi'::text, 'card'::text, 'other'::text])))
+);
+CREATE INDEX package_purchases_owner_idx ON public.package_purchases USING btree (partner_id, venue_id, customer_phone, expires_at);
+
+CREATE TABLE packages (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  venue_id uuid NOT NULL,
+  name text NOT NULL,
+  credits integer NOT NULL,
+  price_rupees integer NOT NULL,
+  valid_days integer NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT packages_pkey PRIMARY KEY (id),
+  CONSTRAINT packages_venue_id_fkey FOREIGN KEY (venue_id) REFERENCES venues(id) ON DELETE CASCADE,
+  CONSTRAINT packages_credits_check CHECK (((credits >= 1) AND (credits <= 1000))),
+  CONSTRAINT packages_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+  CONSTRAINT packages_price_rupees_check CHECK (((price_rupees >= 0) AND (price_rupees <= 10000000))),
+  CONSTRAINT packages_valid_days_check CHECK (((valid_days >= 1) AND (valid_days <= 3660)))
+);
+CREATE INDEX packages_venue_idx ON public.packages USING btree (venue_id);
+
+CREATE TABLE partners (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  name text NOT NULL,
+  rate_limit integer NOT NULL DEFAULT 60,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT partners_pkey PRIMARY KEY (id),
+  CONSTRAINT partners_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+  CONSTRAINT partners_rate_limit_check CHECK (((rate_limit >= 1) AND (rate_limit <= 1000000)))
+);
+
+CREATE TABLE price_rules (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  resource_id uuid NOT NULL,
+  price_rupees integer NOT NULL,
+  days smallint[],
+  from_time time without time zone,
+  to_time time without time zone,
+  on_date date,
+  specificity smallint GENERATED ALWAYS AS (((
+    CASE
+        WHEN (on_date IS NOT NULL) THEN 4
+        ELSE 0
+    END +
+    CASE
+        WHEN (days IS NOT NULL) THEN 2
+        ELSE 0
+    END) +
+    CASE
+        WHEN (from_time IS NOT NULL) THEN 1
+        ELSE 0
+    END)) STORED,
+  created_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  CONSTRAINT price_rules_pkey PRIMARY KEY (id),
+  CONSTRAINT price_rules_resource_id_fkey FOREIGN KEY (resource_id) REFERENCES resources(id) ON DELETE CASCADE,
+  CONSTRAINT price_rules_check CHECK ((((from_time IS NULL) = (to_time IS NULL)) AND ((from_time IS NULL) OR (from_time < to_time)))),
+  CONSTRAINT price_rules_check1 CHECK (((on_date IS NULL) OR (days IS NULL))),
+  CONSTRAINT price_rules_days_check CHECK (((days <@ ARRAY[(1)::smallint, (2)::smallint, (3)::smallint, (4)::smallint, (5)::smallint, (6)::smallint, (7)::smallint]) AND (cardinality(days) > 0))),
+  CONSTRAINT price_rules_price_rupees_check CHECK (((price_rupees >= 0) AND (price_rupees <= 10000000)))
+);
+CREATE INDEX price_rules_resource_idx ON public.price_rules USING btree (resource_id);
+
+CREATE UNLOGGED TABLE rate_limit_hits (
+  api_key_id uuid NOT NULL,
+  seq bigint NOT NULL,
+  hit_at timestamp with time zone NOT NULL,
+  CONSTRAINT rate_limit_hits_pkey PRIMARY KEY (api_key_id, seq)
+);
+
+CREATE UNLOGGED TABLE rate_limit_windows (
+  api_key_id uuid NOT NULL,
+  head_seq bigint NOT NULL DEFAULT 0,
+  next_seq bigint NOT NULL DEFAULT 0,
+  CONSTRAINT rate_limit_windows_pkey PRIMARY KEY (api_key_id)
+);
+
+CREATE TABLE reservations (
+  id bigint GENERATED ALWAYS AS IDENTITY (START WITH 1 INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1) NOT NULL,
+  hold_id uuid NOT NULL,
+  unit_id uuid NOT NULL,
+  resource_id uuid NOT NULL,
+  during tstzrange NOT NULL,
+  active boolean NOT NULL DEFAULT true,
+  expires_at timestamp with time zone,
+  CONSTRAINT reservations_pkey PRIMARY KEY (id),
+  CONSTRAINT reservations_no_overlap EXCLUDE USING gist (unit_id WITH =, during WITH &&) WHERE (active),
+  CONSTRAINT reservations_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES holds(id)
+);
+CREATE INDEX reservations_hold_idx ON public.reservations USING btree (hold_id);
+
+CREATE TABLE resource_parts (
+  resource_id uuid NOT NULL,
+  part_id uuid NOT NULL,
+  CONSTRAINT resource_parts_pkey PRIMARY KEY (resource_id, part_id),
+  CONSTRAINT resource_parts_part_id_fkey FOREIGN KEY (part_id) REFERENCES resources(id) ON DELETE CASCADE,
+  CONSTRAINT resource_parts_resource_id_fkey FOREIGN KEY (resource_id) REFERENCES resources(id) ON DELETE CASCADE,
+  CONSTRAINT resource_parts_check CHECK ((resource_id <> part_id))
+);
+CREATE INDEX resource_parts_part_idx ON public.resource_parts USING btree (part_id);
+
+CREATE TABLE resources (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  venue_id uuid NOT NULL,
+  resource_type text NOT NULL,
+  sport_category text NOT NULL,
+  duration_minutes integer NOT NULL,
+  price_rupees integer NOT NULL,
+  opens_at time without time zone NOT NULL,
+  closes_at time without time zone NOT NULL,
+  closed_on smallint[] NOT NULL DEFAULT '{}'::smallint[],
+  created_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  CONSTRAINT resources_pkey PRIMARY KEY (id),
+  CONSTRAINT resources_venue_id_fkey FOREIGN KEY (venue_id) REFERENCES venues(id) ON DELETE CASCADE,
+  CONSTRAINT resources_check CHECK ((opens_at < closes_at)),
+  CONSTRAINT resources_closed_on_check CHECK ((closed_on <@ ARRAY[(1)::smallint, (2)::smallint, (3)::smallint, (4)::smallint, (5)::smallint, (6)::smallint, (7)::smallint])),
+  CONSTRAINT resources_duration_minutes_check CHECK (((duration_minutes >= 15) AND (duration_minutes <= 1440))),
+  CONSTRAINT resources_price_rupees_check CHECK (((price_rupees >= 0) AND (price_rupees <= 10000000))),
+  CONSTRAINT resources_resource_type_check CHECK (((length(resource_type) >= 1) AND (length(resource_type) <= 100))),
+  CONSTRAINT resources_sport_category_check CHECK (((length(sport_category) >= 1) AND (length(sport_category) <= 100)))
+);
+CREATE INDEX resources_venue_idx ON public.resources USING btree (venue_id);
+
+CREATE TABLE venue_grants (
+  partner_id uuid NOT NULL,
+  venue_id uuid NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT venue_grants_pkey PRIMARY KEY (partner_id, venue_id),
+  CONSTRAINT venue_grants_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id) ON DELETE CASCADE,
+  CONSTRAINT venue_grants_venue_id_fkey FOREIGN KEY (venue_id) REFERENCES venues(id) ON DELETE CASCADE
+);
+CREATE INDEX venue_grants_venue_idx ON public.venue_grants USING btree (venue_id);
+
+CREATE TABLE venues (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  name text NOT NULL,
+  address text NOT NULL,
+  city text NOT NULL,
+  timezone text NOT NULL DEFAULT 'Asia/Kolkata'::text,
+  hold_seconds integer NOT NULL DEFAULT 900,
+  min_lead_minutes integer NOT NULL DEFAULT 0,
+  max_advance_days integer NOT NULL DEFAULT 21,
+  status text NOT NULL DEFAULT 'active'::text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT venues_pkey PRIMARY KEY (id),
+  CONSTRAINT venues_address_check CHECK (((length(address) >= 1) AND (length(address) <= 500))),
+  CONSTRAINT venues_city_check CHECK (((length(city) >= 1) AND (length(city) <= 200))),
+  CONSTRAINT venues_hold_seconds_check CHECK (((hold_seconds >= 1) AND (hold_seconds <= 86400))),
+  CONSTRAINT venues_max_advance_days_check CHECK (((max_advance_days >= 0) AND (max_advance_days <= 730))),
+  CONSTRAINT venues_min_lead_minutes_check CHECK (((min_lead_minutes >= 0) AND (min_lead_minutes <= 43200))),
+  CONSTRAINT venues_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+  CONSTRAINT venues_status_check CHECK ((status = ANY (ARRAY['active'::text, 'paused'::text, 'archived'::text])))
+);
+
+CREATE TABLE waitlist_entries (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  partner_id uuid NOT NULL,
+  venue_id uuid NOT NULL,
+  resource_id uuid NOT NULL,
+  slot_date date NOT NULL,
+  customer_phone text NOT NULL,
+  customer_name text,
+  status text NOT NULL DEFAULT 'waiting'::text,
+  slot_id uuid,
+  promoted_at timestamp with time zone,
+  expires_at timestamp with time zone NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT waitlist_entries_pkey PRIMARY KEY (id),
+  CONSTRAINT waitlist_entries_partner_id_venue_id_resource_id_slot_date__key UNIQUE (partner_id, venue_id, resource_id, slot_date, customer_phone),
+  CONSTRAINT waitlist_entries_status_check CHECK ((status = ANY (ARRAY['waiting'::text, 'promoted'::text, 'expired'::text, 'cancelled'::text])))
+);
+CREATE INDEX waitlist_entries_queue_idx ON public.waitlist_entries USING btree (venue_id, resource_id, slot_date, created_at, id) WHERE (status = 'waiting'::text);
+
+CREATE TABLE waitlist_promotions (
+  event_id uuid NOT NULL,
+  entry_id uuid NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT waitlist_promotions_pkey PRIMARY KEY (event_id),
+  CONSTRAINT waitlist_promotions_entry_id_fkey FOREIGN KEY (entry_id) REFERENCES waitlist_entries(id)
+);
+
+CREATE TABLE webhook_attempts (
+  id uuid NOT NULL,
+  delivery_id uuid NOT NULL,
+  attempt integer NOT NULL,
+  status_code integer,
+  error text,
+  started_at timestamp with time zone NOT NULL,
+  finished_at timestamp with time zone,
+  CONSTRAINT webhook_attempts_pkey PRIMARY KEY (id),
+  CONSTRAINT webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES webhook_deliveries(id) ON DELETE CASCADE
+);
+CREATE INDEX webhook_attempts_delivery_idx ON public.webhook_attempts USING btree (delivery_id);
+
+CREATE TABLE webhook_deliveries (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  event_id uuid NOT NULL,
+  subscription_id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  status text NOT NULL DEFAULT 'pending'::text,
+  attempts integer NOT NULL DEFAULT 0,
+  last_attempt_id uuid,
+  last_status_code integer,
+  last_error text,
+  next_attempt_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_attempt_at timestamp with time zone,
+  delivered_at timestamp with time zone,
+  next_attempt_id uuid,
+  CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id),
+  CONSTRAINT webhook_deliveries_event_id_subscription_id_key UNIQUE (event_id, subscription_id),
+  CONSTRAINT webhook_deliveries_event_id_fkey FOREIGN KEY (event_id) REFERENCES events(id),
+  CONSTRAINT webhook_deliveries_subscription_id_fkey FOREIGN KEY (subscription_id) REFERENCES webhook_subscriptions(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'failed'::text, 'delivered'::text, 'dead_letter'::text])))
+);
+CREATE INDEX webhook_deliveries_partner_status_idx ON public.webhook_deliveries USING btree (partner_id, status);
+
+CREATE TABLE webhook_subscriptions (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  partner_id uuid NOT NULL,
+  endpoint_url text NOT NULL,
+  event_types text[] NOT NULL,
+  secret_key text NOT NULL,
+  is_active boolean NOT NULL DEFAULT true,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT webhook_subscriptions_pkey PRIMARY KEY (id),
+  CONSTRAINT webhook_subscriptions_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_subscriptions_event_types_check CHECK ((cardinality(event_types) > 0))
+);
+CREATE INDEX webhook_subscriptions_partner_idx ON public.webhook_subscriptions USING btree (partner_id);
+
+-- Functions
+
+CREATE OR REPLACE FUNCTION public.authorized_venues(p_partner_id uuid)
+ RETURNS SETOF venues
+ LANGUAGE sql
+ STABLE
+AS $function$
+      select v.* from venues v join venue_grants g on g.venue_id = v.id
+      where g.partner_id = p_partner_id and v.status <> 'archived'
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.booking_event_details(b bookings)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+      select jsonb_build_object(
+        'resource_id', b.resource_id, 'slot_start', iso_utc(b.slot_start), 'slot_end', iso_utc(b.slot_end),
+        'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.hold_event_details(h holds)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+      select jsonb_build_object(
+        'resource_id', h.resource_id, 'slot_start', iso_utc(h.slot_start), 'slot_end', iso_utc(h.slot_end),
+        'price_rupees', h.price_rupees, 'hold_expiry_at', iso_utc(h.hold_expiry_at), 'status', h.status)
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.iso_utc(t timestamp with time zone)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+      select to_char(t at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.reservation_is_live(r reservations)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+      select r.active and (r.expires_at is null or r.expires_at > now())
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.reservation_is_overdue(r reservations)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+      select r.active and not reservation_is_live(r)
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.resource_units(p_resource_id uuid)
+ RETURNS uuid[]
+ LANGUAGE sql
+ STABLE
+AS $function$
+      select coalesce(
+        (select array_agg(part_id order by part_id) from resource_parts where resource_id = p_resource_id),
+        array[p_resource_id])
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.slot_id(p_resource_id uuid, p_start timestamp with time zone)
+ RETURNS uuid
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+      select overlay(overlay(
+        md5('booking-slot:' || p_resource_id || '/' || (extract(epoch from p_start) * 1000)::bigint)
+        placing '5' from 13 for 1) placing '8' from 17 for 1)::uuid
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.take_rate_limit_token(p_api_key_id uuid, p_limit integer, OUT allowed boolean, OUT remaining integer, OUT reset_ms bigint)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_head bigint;
+      v_next bigint;
+      v_now timestamptz;
+      v_oldest timestamptz;
+    begin
+      select head_seq, next_seq into v_head, v_next from rate_limit_windows
+        where api_key_id = p_api_key_id for update;
+      if not found then
+        insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
+        select head_seq, next_seq into v_head, v_next from rate_limit_windows
+          where api_key_id = p_api_key_id for update;
+      end if;
+      -- Read the clock only once the lock is held, so hit times follow the order of admission.
+      v_now := clock_timestamp();
+      while v_head < v_next loop
+        delete from rate_limit_hits
+          where api_key_id = p_api_key_id and seq = v_head and hit_at <= v_now - interval '60 seconds';
+        exit when not found;
+        v_head := v_head + 1;
+      end loop;
+      allowed := v_next - v_head < p_limit;
+      if allowed then
+        insert into rate_limit_hits (api_key_id, seq, hit_at) values (p_api_key_id, v_next, v_now);
+        v_next := v_next + 1;
+      end if;
+      update rate_limit_windows set head_seq = v_head, next_seq = v_next where api_key_id = p_api_key_id;
+      remaining := greatest(p_limit - (v_next - v_head), 0);
+      select hit_at into v_oldest from rate_limit_hits where api_key_id = p_api_key_id and seq = v_head;
+      reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.venue_authorized(p_partner_id uuid, p_venue_id uuid)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+      select exists (select 1 from authorized_venues(p_partner_id) v where v.id = p_venue_id)
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.venue_slots(p_venue_id uuid, p_date date, p_resource_id uuid DEFAULT NULL::uuid, p_from timestamp with time zone DEFAULT NULL::timestamp with time zone, p_to timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS TABLE(resource_id uuid, slot_id uuid, slot_start timestamp with time zone, slot_end timestamp with time zone, price_rupees integer, bookable boolean, taken boolean)
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+    #variable_conflict use_column
+    begin
+      return query
+      with r as (
+        -- resource_units(), written out: a function with a sub-select is not inlined, and calling it
+        -- per resource cost more than the rest of the grid.
+        select r.*, coalesce(
+                 (select array_agg(p.part_id order by p.part_id) from resource_parts p where p.resource_id = r.id),
+                 array[r.id]) as units
+        from resources r
+        where r.venue_id = p_venue_id and (p_resource_id is null or r.id = p_resource_id)
+      ), s as (
+        -- Steps in absolute time from the instant the resource opens on that local date, each slot
+        -- exactly duration_minutes long, while it ends by the instant it closes. On a day the clocks
+        -- change that gives an hour more or less of slots, never a zero-length or doubled one. (A
+        -- local time that does not exist or repeats is read as standard time, as AT TIME ZONE does.)
+        select r.id, r.units, r.price_rupees as base_price, v.status, v.min_lead_minutes,
+               (g.slot_start at time zone v.timezone)::time as local_start,
+               g.slot_start + make_interval(mins => r.duration_minutes) as slot_end,
+               g.slot_start
+        from venues v
+        join r on true
+        cross join lateral generate_series(
+          (p_date + r.opens_at) at time zone v.timezone,
+          (p_date + r.closes_at) at time zone v.timezone - make_interval(mins => r.duration_minutes),
+          make_interval(mins => r.duration_minutes)) as g(slot_start)
+        where v.id = p_venue_id
+          and not extract(isodow from p_date)::smallint = any (r.closed_on)
+          and p_date between (now() at time zone v.timezone)::date
+                         and (now() at time zone v.timezone)::date + v.max_advance_days
+      )
+      , w as (
+        select * from s
+        where (p_from is null or s.slot_start >= p_from) and (p_to is null or s.slot_end <= p_to)
+      )
+      -- What the slots are checked against, each read once for the whole window (one index scan)
+      -- rather than once per slot: a day's grid is hundreds of slots.
+      , span as (
+        select tstzrange(min(slot_start), max(slot_end)) as during,
+               array(select distinct u from w, unnest(w.units) u) as units
+        from w
+      ), live as materialized (
+        -- per unit, the union of its live reservations in the window: one multirange to test
+        select rv.unit_id, range_agg(rv.during) as taken from reservations rv, span
+        where reservation_is_live(rv) and rv.unit_id = any (span.units) and rv.during && span.during
+        group by rv.unit_id
+      ), dark as materialized (
+        select b.unit_ids, b.during from blackouts b, span
+        where b.venue_id = p_venue_id and b.during && span.during
+      ), rules as materialized (
+        select pr.* from price_rules pr
+        where pr.resource_id in (select id from r)
+          and (pr.on_date is null or pr.on_date = p_date)
+          and (pr.days is null or extract(isodow from p_date)::smallint = any (pr.days))
+      )
+      -- The uncorrelated tests in front ("(select not exists …)") run once per call, so a venue
+      -- without rules or blackouts skips the per-slot lookups.
+      select s.id, slot_id(s.id, s.slot_start), s.slot_start, s.slot_end,
+        case when (select not exists (select 1 from rules)) then s.base_price else coalesce((
+          select pr.price_rupees from rules pr
+          where pr.resource_id = s.id
+            and (pr.from_time is null
+                 or (s.local_start >= pr.from_time and s.local_start < pr.to_time))
+          order by pr.specificity desc, pr.created_at desc, pr.id desc
+          limit 1), s.base_price) end,
+        s.status = 'active'
+          and s.slot_start > now() + make_interval(mins => s.min_lead_minutes)
+          and ((select not exists (select 1 from dark)) or not exists (
+            select 1 from dark b
+            where b.during && tstzrange(s.slot_start, s.slot_end)
+              and (b.unit_ids is null or b.unit_ids && s.units))),
+        exists (
+          select 1 from unnest(s.units) as u join live on live.unit_id = u
+          where live.taken && tstzrange(s.slot_start, s.slot_end))
+      from w as s
+      order by s.slot_start, s.id;
+    end
+    $function$;
