@@ -3,6 +3,7 @@
  * whether the job runs late, twice, or after a new hold already expired the hold and reused the
  * window (the transition is a conditional update in `db/rules/hold-expiry.ts`).
  */
+import { recordEvents } from '../db/rules/events.ts';
 import { expireHoldIfDue } from '../db/rules/hold-expiry.ts';
 import { HOLD_EXPIRE } from '../db/jobs/kinds.ts';
 import * as holds from '../db/queries/holds.ts';
@@ -20,7 +21,11 @@ export const holdExpire: JobHandler<{ hold_id: string }> = {
   async handle({ hold_id }, { db, boss, log }) {
     // The transition is a conditional update, so no lock is needed first; only when it did not
     // happen is the hold read, to tell "settled already" from "not due yet".
-    if (await db.transaction((trx) => expireHoldIfDue(trx, boss, hold_id))) {
+    if (
+      await db.transaction((trx) =>
+        recordEvents(trx, boss, (events) => expireHoldIfDue(trx, boss, events, hold_id)),
+      )
+    ) {
       log.debug({ hold_id }, 'hold expired');
       return;
     }

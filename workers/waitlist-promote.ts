@@ -4,7 +4,7 @@
  * waitlist_promoted event published in the same transaction. At most one entry per freed window,
  * however often or concurrently the job runs (see `promoteOldest`).
  */
-import { publishEvents } from '../db/rules/events.ts';
+import { recordEvents } from '../db/rules/events.ts';
 import { WAITLIST_PROMOTE } from '../db/jobs/kinds.ts';
 import * as waitlist from '../db/queries/waitlist-entries.ts';
 import type { JobHandler } from './job-handler.ts';
@@ -18,9 +18,7 @@ export const waitlistPromote: JobHandler<{ event_id: string }> = {
       const window = await waitlist.freedWindow(trx, event_id);
       if (!window) return undefined;
       await waitlist.lockQueue(trx, window);
-      const entry = await waitlist.promoteOldest(trx, window);
-      if (entry) await publishEvents(boss, trx, [entry.event_id]);
-      return entry;
+      return recordEvents(trx, boss, (events) => waitlist.promoteOldest(trx, events, window));
     });
     if (promoted) log.info({ event_id, entry_id: promoted.id }, 'waitlist entry promoted');
   },

@@ -6,7 +6,7 @@
  * refund gives it back once).
  */
 import type { PgBoss } from 'pg-boss';
-import { recordBookingEvent } from '../../db/rules/events.ts';
+import { recordEvents } from '../../db/rules/events.ts';
 import { freeWindow } from '../../db/rules/free-window.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { transaction } from '../../db/postgres/transaction.ts';
@@ -42,8 +42,14 @@ export function cancelBooking<R>(
         `The booking is ${booking.status}; only a BOOKED booking can be cancelled.`,
       );
     }
-    const eventId = await recordBookingEvent(trx, deps.boss, 'booking_cancelled', cancelled.id);
-    await releaseBooked(trx, deps.boss, booking, eventId);
+    await recordEvents(trx, deps.boss, async (events) => {
+      await releaseBooked(
+        trx,
+        deps.boss,
+        booking,
+        await events.bookingEvent(trx, 'booking_cancelled', cancelled.id),
+      );
+    });
     return present(cancelled);
   });
 }
@@ -59,8 +65,10 @@ export function refundBooking<R>(
   return changeOwnBooking(deps, partnerId, bookingId, input, 'booking_refund', async (trx, booking) => {
     const refunded = await bookings.refund(trx, booking.id, input.reason ?? null);
     if (!refunded) throw new InvalidHoldStateError('The booking is already REFUNDED.');
-    const eventId = await recordBookingEvent(trx, deps.boss, 'booking_refunded', refunded.id);
-    if (booking.status === 'BOOKED') await releaseBooked(trx, deps.boss, booking, eventId);
+    await recordEvents(trx, deps.boss, async (events) => {
+      const eventId = await events.bookingEvent(trx, 'booking_refunded', refunded.id);
+      if (booking.status === 'BOOKED') await releaseBooked(trx, deps.boss, booking, eventId);
+    });
     return present(refunded);
   });
 }

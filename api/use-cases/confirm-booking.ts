@@ -7,7 +7,7 @@
  * booking_created. A replay returns the stored answer, so it never takes a second credit.
  */
 import type { PgBoss } from 'pg-boss';
-import { publishEvents } from '../../db/rules/events.ts';
+import { recordEvents } from '../../db/rules/events.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { transaction } from '../../db/postgres/transaction.ts';
 import * as bookings from '../../db/queries/bookings.ts';
@@ -74,15 +74,16 @@ export async function confirmBooking<R>(
             customerPhone: input.customer_phone,
           })
         : undefined;
-      const booking = (await bookings.confirmHold(trx, hold.id, {
-        paymentReference: input.payment_reference,
-        paymentMethod: purchaseId ? 'package' : null,
-        packagePurchaseId: purchaseId ?? null,
-        customerName: input.customer_name,
-        customerPhone: input.customer_phone,
-        customerEmail: input.customer_email ?? null,
-      }))!;
-      await publishEvents(boss, trx, [booking.event_id]);
+      const booking = (await recordEvents(trx, boss, (events) =>
+        bookings.confirmHold(trx, events, hold.id, {
+          paymentReference: input.payment_reference,
+          paymentMethod: purchaseId ? 'package' : null,
+          packagePurchaseId: purchaseId ?? null,
+          customerName: input.customer_name,
+          customerPhone: input.customer_phone,
+          customerEmail: input.customer_email ?? null,
+        }),
+      ))!;
       const asked = input.use_package_credit !== undefined;
       return present({ booking, packageCreditConsumed: asked ? purchaseId !== undefined : undefined });
     }),

@@ -8,7 +8,7 @@
  * look) runs again; 409 is only ever the answer to a live overlapping reservation.
  */
 import type { PgBoss } from 'pg-boss';
-import { publishEvents } from '../../db/rules/events.ts';
+import { recordEvents, type EventLog } from '../../db/rules/events.ts';
 import { expireHoldIfDue } from '../../db/rules/hold-expiry.ts';
 import { enqueue } from '../../db/jobs/enqueue.ts';
 import { HOLD_EXPIRE } from '../../db/jobs/kinds.ts';
@@ -60,7 +60,11 @@ export async function createHold<R>(
     return await retryLostRaces(async () => {
       try {
         return await deps.db.transaction((trx) =>
-          withIdempotency(trx, write, async () => present(await placeHold(trx, deps.boss, partnerId, input))),
+          withIdempotency(trx, write, () =>
+            recordEvents(trx, deps.boss, async (events) =>
+              present(await placeHold(trx, deps.boss, events, partnerId, input)),
+            ),
+          ),
         );
       } catch (err) {
         // Under contention the overlap read can miss a reservation committed while this transaction
@@ -80,6 +84,7 @@ export async function createHold<R>(
 async function placeHold(
   trx: Knex.Transaction,
   boss: PgBoss,
+  events: EventLog,
   partnerId: string,
   input: HoldRequest,
 ): Promise<holds.HoldRow> {
@@ -104,12 +109,15 @@ async function placeHold(
 
   const overlaps = await reservations.lockUnitsAndFindOverlaps(trx, resource.units, start, end);
   // A hold past its expiry blocks nobody: expire it here, whether or not its job has run yet.
-  for (const overdue of overlaps.filter((o) => o.overdue)) await expireHoldIfDue(trx, boss, overdue.hold_id);
+  for (const overdue of overlaps.filter((o) => o.overdue)) {
+    await expireHoldIfDue(trx, boss, events, overdue.hold_id);
+  }
   const conflicts = overlaps.filter((o) => !o.overdue).map((o) => o.resource_id);
   if (conflicts.length) throw conflictError(conflicts, resource.id);
 
   const hold = await holds.insertWithReservations(
     trx,
+    events,
     {
       partnerId,
       venueId: venue.id,
@@ -123,7 +131,6 @@ async function placeHold(
     },
     resource.units,
   );
-  await publishEvents(boss, trx, [hold.event_id]);
   await enqueue(boss, trx, HOLD_EXPIRE, { hold_id: hold.id }, { startAfter: hold.hold_expiry_at });
   return hold;
 }

@@ -1,5 +1,5 @@
 /** Queries on `bookings`. Status changes are conditional updates, so each happens at most once. */
-import { bookingEventSql } from '../rules/events.ts';
+import type { EventLog } from '../rules/events.ts';
 import type { Knex } from '../postgres/knex.ts';
 
 export type BookingStatus = 'BOOKED' | 'CANCELLED' | 'REFUNDED';
@@ -46,6 +46,7 @@ export interface NewBooking {
  */
 export async function confirmHold(
   trx: Knex,
+  events: EventLog,
   holdId: string,
   booking: NewBooking,
 ): Promise<(BookingRow & { event_id: string }) | undefined> {
@@ -65,7 +66,7 @@ export async function confirmHold(
        from h
        returning *
      ), e as (
-       ${bookingEventSql('b')} returning id
+       ${events.bookingEvents('b', 'booking_created')}
      )
      select b.*, (select id from e) as event_id from b`,
     [
@@ -76,9 +77,9 @@ export async function confirmHold(
       booking.customerName,
       booking.customerPhone,
       booking.customerEmail,
-      'booking_created',
     ],
   );
+  events.recorded(rows.map((r) => r.event_id));
   return rows[0];
 }
 

@@ -1,5 +1,5 @@
 /** Queries on `holds`. Status changes are conditional updates, so each happens at most once. */
-import { holdEventSql } from '../rules/events.ts';
+import type { EventLog } from '../rules/events.ts';
 import type { Knex } from '../postgres/knex.ts';
 
 export type HoldStatus = 'ACTIVE' | 'CANCELLED' | 'EXPIRED' | 'CONFIRMED';
@@ -46,6 +46,7 @@ export interface NewHold {
  */
 export async function insertWithReservations(
   trx: Knex,
+  events: EventLog,
   hold: NewHold,
   unitIds: string[],
 ): Promise<HoldRow & { event_id: string }> {
@@ -60,7 +61,7 @@ export async function insertWithReservations(
        select h.id, unit_id, h.resource_id, tstzrange(h.slot_start, h.slot_end), h.hold_expiry_at
        from h cross join unnest(?::uuid[]) as unit_id
      ), e as (
-       ${holdEventSql('h')} returning id
+       ${events.holdEvents('h', 'hold_created')}
      )
      select h.*, (select id from e) as event_id from h`,
     [
@@ -76,9 +77,9 @@ export async function insertWithReservations(
       hold.customerPhone,
       hold.discountPercent,
       unitIds,
-      'hold_created',
     ],
   );
+  events.recorded(rows.map((r) => r.event_id));
   return rows[0]!;
 }
 
@@ -106,7 +107,7 @@ export async function lockForChange(
   const { rows } = await trx.raw<{ rows: HoldForChange[] }>(
     `select h.*, h.status = 'EXPIRED' or (h.status = 'ACTIVE' and h.hold_expiry_at <= now()) as expired,
             venue_authorized(?, h.venue_id) as venue_authorized,
-            (select count(*) from reservations rv where rv.hold_id = h.id and rv.active)
+            (select count(*) from reservations rv where rv.hold_id = h.id and reservation_is_live(rv))
               = cardinality(resource_units(h.resource_id)) as intact
        from holds h where h.id = ? for update of h`,
     [partnerId, id],

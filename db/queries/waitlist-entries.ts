@@ -3,6 +3,7 @@
  * update, so a job that runs twice, late or after a re-join changes nothing it should not.
  */
 import type { Knex } from '../postgres/knex.ts';
+import type { EventLog } from '../rules/events.ts';
 import { isUuid } from './resources.ts';
 
 export const WAITLIST_STATUSES = ['waiting', 'promoted', 'expired', 'cancelled'] as const;
@@ -195,6 +196,7 @@ export async function lockQueue(trx: Knex, window: FreedWindow): Promise<void> {
  */
 export async function promoteOldest(
   trx: Knex,
+  events: EventLog,
   window: FreedWindow,
 ): Promise<(WaitlistEntryRow & { event_id: string }) | undefined> {
   const { rows } = await trx.raw<{ rows: (WaitlistEntryRow & { event_id: string })[] }>(
@@ -207,7 +209,7 @@ export async function promoteOldest(
           and ?::timestamptz > now()
           and not exists (
             select 1 from reservations r
-             where r.active and (r.expires_at is null or r.expires_at > now())
+             where reservation_is_live(r)
                and r.unit_id = any (resource_units(w.resource_id)) and r.during && tstzrange(?, ?))
         order by w.created_at, w.id
         limit 1
@@ -215,17 +217,11 @@ export async function promoteOldest(
      ), promoted as (
        update waitlist_entries w set status = 'promoted', promoted_at = now(), slot_id = ?, updated_at = now()
          from candidate c where w.id = c.id
-       returning w.*
+       returning w.*, ?::timestamptz as window_start, ?::timestamptz as window_end, ?::integer as window_price
      ), recorded as (
        insert into waitlist_promotions (event_id, entry_id) select ?, id from promoted
      ), event as (
-       insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
-       select 'waitlist_promoted', w.venue_id, w.partner_id, null, null, w.slot_id,
-              jsonb_build_object('waitlist_entry_id', w.id, 'resource_id', w.resource_id, 'slot_date', w.slot_date,
-                'slot_start', iso_utc(?::timestamptz), 'slot_end', iso_utc(?::timestamptz), 'price_rupees', ?::integer,
-                'status', w.status, 'promoted_at', iso_utc(w.promoted_at), 'expires_at', iso_utc(w.expires_at))
-         from promoted w
-       returning id
+       ${events.waitlistPromotedEvents('promoted')}
      )
      select ${COLUMNS}, (select id from event) as event_id from promoted w`,
     [
@@ -237,12 +233,13 @@ export async function promoteOldest(
       window.slot_start,
       window.slot_end,
       window.slot_id,
-      window.event_id,
       window.slot_start,
       window.slot_end,
       window.price_rupees,
+      window.event_id,
     ],
   );
+  events.recorded(rows.map((r) => r.event_id));
   return rows[0];
 }
 

@@ -1,11 +1,18 @@
 /**
- * The event recorder: every change of a hold or booking records its event in the transaction that
- * makes the change, so an event exists if and only if its change committed. The details of each
- * event are defined once, in SQL (`hold_event_details`, `booking_event_details`), so a statement
- * that changes a row can also record its event from its RETURNING row, in the same round trip.
- * Each recorded event is published: its `webhook.fanout` job is enqueued in the same transaction.
- * (A waitlist promotion records its event in the statement that promotes, in
- * `db/queries/waitlist-entries.ts`, and publishes it the same way.)
+ * The event recorder, the one way to record an event: every change of a hold, a booking or a
+ * waitlist entry records its event in the transaction that makes the change (so an event exists if
+ * and only if its change committed), and every event recorded is published — its
+ * `webhook.fanout` job enqueued in that same transaction — before the recorder lets go.
+ *
+ * An event is recorded only through an `EventLog`, and a log exists only inside `recordEvents()`,
+ * which publishes everything the log recorded when the work it wraps is done. A statement that
+ * changes rows records their events in the same round trip: it asks the log for the SQL
+ * (`log.holdEvents(source, type)`, one event per row of `source`, returning the events' ids) and
+ * reports the ids it got back (`log.recorded(ids)`); a statement that took the SQL and reported
+ * nothing is a bug `recordEvents()` refuses, rather than an event nobody hears of. What each event
+ * says is defined once, in SQL: `hold_event_details(h)`, `booking_event_details(b)`, and the
+ * promotion's details below. (test/helpers/database.ts checks after every test file that each
+ * event row has exactly one fan-out job.)
  */
 import type { PgBoss } from 'pg-boss';
 import { enqueue } from '../jobs/enqueue.ts';
@@ -19,58 +26,110 @@ export type BookingEventType = Extract<
   'booking_created' | 'booking_cancelled' | 'booking_refunded'
 >;
 
+/** What statements that record events are given: the SQL, and where to report what it recorded. */
+export interface EventLog {
+  /** `insert into events …` one event of `type` per row of `source` (`holds` rows), `returning id`. */
+  holdEvents(source: string, type: HoldEventType): string;
+  /** As holdEvents, for `bookings` rows. */
+  bookingEvents(source: string, type: BookingEventType): string;
+  /**
+   * One waitlist_promoted event per row of `source`: promoted `waitlist_entries` rows that also
+   * carry the freed window as `window_start`, `window_end` and `window_price`.
+   */
+  waitlistPromotedEvents(source: string): string;
+  /** Reports the ids a statement's event insert returned (none, when it changed no row). */
+  recorded(ids: readonly (string | null | undefined)[]): void;
+  /** Records (and later publishes) the event of one hold as it now is in this transaction. */
+  holdEvent(trx: Knex.Transaction, type: HoldEventType, holdId: string): Promise<string>;
+  /** As holdEvent, for one booking. */
+  bookingEvent(trx: Knex.Transaction, type: BookingEventType, bookingId: string): Promise<string>;
+}
+
 const COLUMNS = 'event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details';
 
+/** The event types this module writes as SQL literals (checked: they come from a fixed list). */
+const LITERAL = /^[a-z_]+$/;
+
+class TransactionEventLog implements EventLog {
+  readonly ids: string[] = [];
+  private unreported = 0;
+
+  holdEvents(source: string, type: HoldEventType): string {
+    this.unreported++;
+    return `insert into events (${COLUMNS})
+            select ${literal(type)}, h.venue_id, h.partner_id, h.id, null, h.slot_id, hold_event_details(h)
+              from ${source} h returning id`;
+  }
+
+  bookingEvents(source: string, type: BookingEventType): string {
+    this.unreported++;
+    return `insert into events (${COLUMNS})
+            select ${literal(type)}, b.venue_id, b.partner_id, b.hold_id, b.id, b.slot_id, booking_event_details(b)
+              from ${source} b returning id`;
+  }
+
+  waitlistPromotedEvents(source: string): string {
+    this.unreported++;
+    return `insert into events (${COLUMNS})
+            select 'waitlist_promoted', w.venue_id, w.partner_id, null, null, w.slot_id,
+                   jsonb_build_object('waitlist_entry_id', w.id, 'resource_id', w.resource_id,
+                     'slot_date', w.slot_date, 'slot_start', iso_utc(w.window_start),
+                     'slot_end', iso_utc(w.window_end), 'price_rupees', w.window_price, 'status', w.status,
+                     'promoted_at', iso_utc(w.promoted_at), 'expires_at', iso_utc(w.expires_at))
+              from ${source} w returning id`;
+  }
+
+  recorded(ids: readonly (string | null | undefined)[]): void {
+    if (this.unreported === 0) throw new Error('events reported that no statement was given SQL for');
+    this.unreported--;
+    for (const id of ids) if (id) this.ids.push(id);
+  }
+
+  async holdEvent(trx: Knex.Transaction, type: HoldEventType, holdId: string): Promise<string> {
+    return this.one(
+      trx,
+      `with h as (select * from holds where id = ?) ${this.holdEvents('h', type)}`,
+      holdId,
+    );
+  }
+
+  async bookingEvent(trx: Knex.Transaction, type: BookingEventType, bookingId: string): Promise<string> {
+    const sql = `with b as (select * from bookings where id = ?) ${this.bookingEvents('b', type)}`;
+    return this.one(trx, sql, bookingId);
+  }
+
+  private async one(trx: Knex.Transaction, sql: string, id: string): Promise<string> {
+    const { rows } = await trx.raw<{ rows: { id: string }[] }>(sql, [id]);
+    this.recorded(rows.map((r) => r.id));
+    if (!rows[0]) throw new Error(`no row ${id} to record an event of`);
+    return rows[0].id;
+  }
+
+  /** Throws unless every statement given event SQL reported what it recorded. */
+  assertReported(): void {
+    if (this.unreported > 0) {
+      throw new Error(`${this.unreported} statement(s) recorded events without reporting them`);
+    }
+  }
+}
+
+function literal(type: string): string {
+  if (!LITERAL.test(type)) throw new Error(`not an event type: ${type}`);
+  return `'${type}'`;
+}
+
 /**
- * SQL inserting one hold event per row of `source` (a table or CTE of `holds` rows); its single
- * binding is the event type. For use inside a statement that changes the hold.
+ * Runs `work` with an event log in `trx`, then publishes every event the log recorded (their
+ * fan-out jobs, in `trx`). The only way to record events.
  */
-export function holdEventSql(source: string): string {
-  return `insert into events (${COLUMNS})
-          select ?::text, h.venue_id, h.partner_id, h.id, null, h.slot_id, hold_event_details(h) from ${source} h`;
-}
-
-/** SQL inserting one booking event per row of `source` (`bookings` rows); binding: the event type. */
-export function bookingEventSql(source: string): string {
-  return `insert into events (${COLUMNS})
-          select ?::text, b.venue_id, b.partner_id, b.hold_id, b.id, b.slot_id, booking_event_details(b) from ${source} b`;
-}
-
-/** Enqueues the webhook fan-out of recorded events, in the transaction that recorded them. */
-export async function publishEvents(boss: PgBoss, trx: Knex.Transaction, eventIds: string[]): Promise<void> {
-  for (const eventId of eventIds) await enqueue(boss, trx, WEBHOOK_FANOUT, { event_id: eventId });
-}
-
-/** Records and publishes a hold event for the hold as it now is in this transaction; its id. */
-export async function recordHoldEvent(
+export async function recordEvents<T>(
   trx: Knex.Transaction,
   boss: PgBoss,
-  type: HoldEventType,
-  holdId: string,
-): Promise<string> {
-  const { rows } = await trx.raw<{ rows: { id: string }[] }>(
-    `with h as (select * from holds where id = ?) ${holdEventSql('h')} returning id`,
-    [holdId, type],
-  );
-  return publishOne(boss, trx, rows);
-}
-
-/** Records and publishes a booking event for the booking as it now is in this transaction; its id. */
-export async function recordBookingEvent(
-  trx: Knex.Transaction,
-  boss: PgBoss,
-  type: BookingEventType,
-  bookingId: string,
-): Promise<string> {
-  const { rows } = await trx.raw<{ rows: { id: string }[] }>(
-    `with b as (select * from bookings where id = ?) ${bookingEventSql('b')} returning id`,
-    [bookingId, type],
-  );
-  return publishOne(boss, trx, rows);
-}
-
-async function publishOne(boss: PgBoss, trx: Knex.Transaction, rows: { id: string }[]): Promise<string> {
-  const id = rows[0]!.id;
-  await publishEvents(boss, trx, [id]);
-  return id;
+  work: (log: EventLog) => Promise<T>,
+): Promise<T> {
+  const log = new TransactionEventLog();
+  const result = await work(log);
+  log.assertReported();
+  for (const eventId of log.ids) await enqueue(boss, trx, WEBHOOK_FANOUT, { event_id: eventId });
+  return result;
 }

@@ -4,16 +4,21 @@
  * recorded exactly once however late, often or concurrently expiry is attempted.
  */
 import type { PgBoss } from 'pg-boss';
-import { recordHoldEvent } from './events.ts';
+import type { EventLog } from './events.ts';
 import { freeWindow } from './free-window.ts';
 import type { Knex } from '../postgres/knex.ts';
 import * as holds from '../queries/holds.ts';
 
 /** Expires the hold if it is ACTIVE and due; true if this call expired it. */
-export async function expireHoldIfDue(trx: Knex.Transaction, boss: PgBoss, holdId: string): Promise<boolean> {
+export async function expireHoldIfDue(
+  trx: Knex.Transaction,
+  boss: PgBoss,
+  events: EventLog,
+  holdId: string,
+): Promise<boolean> {
   const expired = await holds.expireIfDue(trx, holdId);
   if (!expired) return false;
-  const eventId = await recordHoldEvent(trx, boss, 'hold_expired', expired.id);
+  const eventId = await events.holdEvent(trx, 'hold_expired', expired.id);
   await freeWindow(trx, boss, holdId, eventId);
   return true;
 }

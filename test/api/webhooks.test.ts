@@ -4,6 +4,7 @@ import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
 import { call, startApp, useTestServer } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';
+import { publishedEvent } from '../helpers/events.ts';
 
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
@@ -150,19 +151,11 @@ test('observability counts only your deliveries; redelivery re-queues only your 
     endpoint_url: 'https://example.com/dead',
     event_types: ['hold_created'],
   });
-  const [event] = await db('events')
-    .insert({
-      event_type: 'hold_created',
-      venue_id: randomUUID(),
-      partner_id: partnerId,
-      slot_id: randomUUID(),
-      details: {},
-    })
-    .returning('*');
+  const eventId = await publishedEvent(db, database().boss, partnerId, randomUUID());
   const attemptId = randomUUID();
   const [delivery] = await db('webhook_deliveries')
     .insert({
-      event_id: event.id,
+      event_id: eventId,
       subscription_id: sub.body.data.id,
       partner_id: partnerId,
       status: 'dead_letter',
@@ -185,7 +178,7 @@ test('observability counts only your deliveries; redelivery re-queues only your 
   t.is(observed.body.deliveries.dead_letter, 1);
   t.like(observed.body.dead_letters[0], {
     delivery_id: attemptId,
-    event_id: event.id,
+    event_id: eventId,
     event_type: 'hold_created',
     subscription_id: sub.body.data.id,
     attempts: 5,
@@ -216,7 +209,7 @@ test('observability counts only your deliveries; redelivery re-queues only your 
   t.deepEqual(redelivered.body, {
     success: true,
     message: 'Redelivery queued.',
-    event_id: event.id,
+    event_id: eventId,
     status: 'pending',
   });
   t.like(await db('webhook_deliveries').where({ id: delivery.id }).first(), {

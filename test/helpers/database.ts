@@ -64,6 +64,17 @@ export function useTestDatabase<C>(test: TestFn<C>): DatabaseHandle {
   let failed = false;
   const ready = () => (creating ??= createTestDatabase().then((d) => (database = d)));
   test.before(ready);
+  // An invariant of the event recorder (db/rules/events.ts), checked on every file's database.
+  test.after('every event recorded has exactly one fan-out job', async (t) => {
+    const { rows } = await handle().db.raw<{ rows: { id: string; event_type: string; fanouts: number }[] }>(
+      `select e.id, e.event_type, count(j.id)::int as fanouts
+         from events e
+         left join pgboss.job j on j.name = 'webhook.fanout' and j.data ->> 'event_id' = e.id::text
+        group by e.id, e.event_type
+       having count(j.id) <> 1`,
+    );
+    t.deepEqual(rows, []);
+  });
   test.afterEach.always((t) => {
     if (!t.passed) failed = true;
   });

@@ -7,7 +7,9 @@
  * keys they use are kept, so that the fuzz replays them now and then.
  */
 import { randomUUID } from 'node:crypto';
+import type { PgBoss } from 'pg-boss';
 import type { Knex } from '../../../db/postgres/knex.ts';
+import { publishedEvent } from '../events.ts';
 import { confirm, hold, makeOverdue, type BookingWorld } from '../booking.ts';
 import { makePackage } from '../factories.ts';
 import { call, type CallResult, type TestServer } from '../http.ts';
@@ -195,16 +197,16 @@ export async function makeEntries({ server, venues }: Setup): Promise<string[]> 
 }
 
 /** A subscription of each partner (ours to `receiverUrl`), with deliveries dead-lettered and delivered. */
-export async function makeWebhooks({ db, server, venues }: Setup, receiverUrl: string) {
+export async function makeWebhooks({ db, server, venues }: Setup, receiverUrl: string, boss: PgBoss) {
   const { w, other } = venues;
   const subscription = await subscribe(server, w.apiKey, receiverUrl);
   const otherSubscription = await subscribe(server, other.apiKey, 'https://example.com/hooks');
   const deliveries = [];
   for (const status of ['dead_letter', 'dead_letter', 'dead_letter', 'delivered'] as const) {
-    deliveries.push(await deliveryAttempt(db, w.partnerId, w.venueId, subscription.id, status));
+    deliveries.push(await deliveryAttempt(db, boss, w.partnerId, w.venueId, subscription.id, status));
   }
   deliveries.push(
-    await deliveryAttempt(db, other.partnerId, other.venueId, otherSubscription.id, 'dead_letter'),
+    await deliveryAttempt(db, boss, other.partnerId, other.venueId, otherSubscription.id, 'dead_letter'),
   );
   return { subscription, otherSubscription, deliveries };
 }
@@ -212,24 +214,17 @@ export async function makeWebhooks({ db, server, venues }: Setup, receiverUrl: s
 /** A delivery of a new event to `subscriptionId`, as five failed attempts (or a success) leave it. */
 async function deliveryAttempt(
   db: Knex,
+  boss: PgBoss,
   partnerId: string,
   venueId: string,
   subscriptionId: string,
   status: 'dead_letter' | 'delivered',
 ): Promise<string> {
-  const [event] = await db('events')
-    .insert({
-      event_type: 'hold_created',
-      venue_id: venueId,
-      partner_id: partnerId,
-      slot_id: randomUUID(),
-      details: {},
-    })
-    .returning('id');
+  const eventId = await publishedEvent(db, boss, partnerId, venueId);
   const attemptId = randomUUID();
   const [delivery] = await db('webhook_deliveries')
     .insert({
-      event_id: event.id,
+      event_id: eventId,
       subscription_id: subscriptionId,
       partner_id: partnerId,
       status,
