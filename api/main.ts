@@ -7,7 +7,7 @@ import { createBoss } from '../db/jobs/boss.ts';
 import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
 import { runAsProcess } from '../db/platform/shutdown.ts';
-import { waitForDatabase } from '../db/platform/wait-for-database.ts';
+import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { buildApp } from './app.ts';
 import { closeGracefully, listen } from './server.ts';
 

@@ -1,5 +1,5 @@
 -- The public schema that db/migrations/ build, written by `npm run db:dump`
--- (db/postgres/schema-dump.ts) from a freshly migrated database. Do not edit: add a migration and
+-- (db/schema/dump.ts) from a freshly migrated database. Do not edit: add a migration and
 -- run npm run db:dump; npm test fails while this file differs from what the migrations build.
 --
 -- Left out: the pg-boss schema (pgboss: pg-boss installs and upgrades it itself), knex's

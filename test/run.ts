@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { loadConfigOrExit } from '../db/platform/config.ts';
 import { createLogger } from '../db/platform/log.ts';
-import { postgresServer, withMigratedDatabase } from '../db/postgres/scratch-database.ts';
+import { postgresServer, withMigratedDatabase } from '../db/schema/scratch-database.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger('warn');

@@ -10,7 +10,7 @@ import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platfor
 import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
 import { runAsProcess } from '../db/platform/shutdown.ts';
-import { waitForDatabase } from '../db/platform/wait-for-database.ts';
+import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
 import { handlers } from './registry.ts';
 

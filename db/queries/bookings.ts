@@ -1,5 +1,5 @@
 /** Queries on `bookings`. Status changes are conditional updates, so each happens at most once. */
-import type { EventLog } from '../rules/events.ts';
+import type { EventLog } from './events.ts';
 import type { Knex } from '../postgres/knex.ts';
 
 export type BookingStatus = 'BOOKED' | 'CANCELLED' | 'REFUNDED';

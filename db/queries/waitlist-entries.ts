@@ -3,7 +3,7 @@
  * update, so a job that runs twice, late or after a re-join changes nothing it should not.
  */
 import type { Knex } from '../postgres/knex.ts';
-import type { EventLog } from '../rules/events.ts';
+import type { EventLog } from './events.ts';
 import { isUuid } from './resources.ts';
 
 export const WAITLIST_STATUSES = ['waiting', 'promoted', 'expired', 'cancelled'] as const;

@@ -18,32 +18,9 @@ import type { PgBoss } from 'pg-boss';
 import { enqueue } from '../jobs/enqueue.ts';
 import { WEBHOOK_FANOUT } from '../jobs/kinds.ts';
 import type { Knex } from '../postgres/knex.ts';
-import type { EventType } from '../queries/events.ts';
+import type { BookingEventType, EventLog, HoldEventType } from '../queries/events.ts';
 
-export type HoldEventType = Extract<EventType, 'hold_created' | 'hold_cancelled' | 'hold_expired'>;
-export type BookingEventType = Extract<
-  EventType,
-  'booking_created' | 'booking_cancelled' | 'booking_refunded'
->;
-
-/** What statements that record events are given: the SQL, and where to report what it recorded. */
-export interface EventLog {
-  /** `insert into events …` one event of `type` per row of `source` (`holds` rows), `returning id`. */
-  holdEvents(source: string, type: HoldEventType): string;
-  /** As holdEvents, for `bookings` rows. */
-  bookingEvents(source: string, type: BookingEventType): string;
-  /**
-   * One waitlist_promoted event per row of `source`: promoted `waitlist_entries` rows that also
-   * carry the freed window as `window_start`, `window_end` and `window_price`.
-   */
-  waitlistPromotedEvents(source: string): string;
-  /** Reports the ids a statement's event insert returned (none, when it changed no row). */
-  recorded(ids: readonly (string | null | undefined)[]): void;
-  /** Records (and later publishes) the event of one hold as it now is in this transaction. */
-  holdEvent(trx: Knex.Transaction, type: HoldEventType, holdId: string): Promise<string>;
-  /** As holdEvent, for one booking. */
-  bookingEvent(trx: Knex.Transaction, type: BookingEventType, bookingId: string): Promise<string>;
-}
+export type { BookingEventType, EventLog, HoldEventType } from '../queries/events.ts';
 
 const COLUMNS = 'event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details';
 

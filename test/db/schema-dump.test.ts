@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { MIGRATIONS } from '../../db/migrate.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../db/postgres/database-url.ts';
 import { createDb } from '../../db/postgres/knex.ts';
-import { dumpSchema, SCHEMA_FILE } from '../../db/postgres/schema-dump.ts';
+import { dumpSchema, SCHEMA_FILE } from '../../db/schema/dump.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 
 const database = useTestDatabase(test);

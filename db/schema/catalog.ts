@@ -1,5 +1,5 @@
 /**
- * What `schema-dump.ts` reads from the catalog: the objects of the public schema that are ours
+ * What `dump.ts` reads from the catalog: the objects of the public schema that are ours
  * (not created by an extension, not knex's bookkeeping), each with the server's own deparse of its
  * definition, sorted by name in byte order so that the result is the same on every server.
  */
@@ -244,7 +244,7 @@ async function refuseUndescribed(client: Client): Promise<void> {
   );
   if (rows.length) {
     const objects = rows.map((r) => r.object).sort(compare);
-    throw new Error(`db/postgres/schema-dump.ts cannot describe ${objects.join(', ')} yet`);
+    throw new Error(`db/schema/dump.ts cannot describe ${objects.join(', ')} yet`);
   }
 }
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { migrate } from '../migrate.ts';
 import { startEmbeddedPostgres } from '../platform/embedded/server.ts';
 import type { Logger } from '../platform/log.ts';
-import { dropDatabase, ensureDatabase, withDatabase } from './database-url.ts';
+import { dropDatabase, ensureDatabase, withDatabase } from '../postgres/database-url.ts';
 
 /** A PostgreSQL server to create databases on, and how to let go of it. */
 export interface PostgresServer {

@@ -19,13 +19,13 @@ import pg from 'pg';
 import { loadConfigOrExit } from '../platform/config.ts';
 import { createLogger } from '../platform/log.ts';
 import { postgresServer, withMigratedDatabase } from './scratch-database.ts';
-import * as catalog from './schema-catalog.ts';
+import * as catalog from './catalog.ts';
 
 /** The committed dump. */
 export const SCHEMA_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'schema.sql');
 
 const HEADER = `-- The public schema that db/migrations/ build, written by \`npm run db:dump\`
--- (db/postgres/schema-dump.ts) from a freshly migrated database. Do not edit: add a migration and
+-- (db/schema/dump.ts) from a freshly migrated database. Do not edit: add a migration and
 -- run npm run db:dump; npm test fails while this file differs from what the migrations build.
 --
 -- Left out: the pg-boss schema (pgboss: pg-boss installs and upgrades it itself), knex's

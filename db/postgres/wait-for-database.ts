@@ -7,8 +7,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import type { Logger } from './log.ts';
-import { isDatabaseUnavailable } from '../postgres/pg-errors.ts';
+import type { Logger } from '../platform/log.ts';
+import { isDatabaseUnavailable } from './pg-errors.ts';
 
 /** First pause between tries, doubled each time up to the longest. */
 const FIRST_PAUSE_MS = 250;
