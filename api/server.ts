@@ -20,7 +20,7 @@ import {
   ValidationError,
   type DomainErrorClass,
 } from './errors.ts';
-import { statusOf } from './middleware/errors.ts';
+import { errorBody, statusOf } from './middleware/errors.ts';
 import { SAFE_REQUEST_ID } from './middleware/request-id.ts';
 
 /** A client must send a whole request within this (slow-loris protection), headers within the next. */
@@ -93,13 +93,7 @@ function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, s
           );
   const status = statusOf(refusal.constructor as DomainErrorClass);
   const requestId = sentRequestId(err.rawPacket) ?? randomUUID();
-  const body: Record<string, unknown> = {
-    error: refusal.code,
-    message: refusal.message,
-    request_id: requestId,
-  };
-  if (refusal instanceof ValidationError) body.details = refusal.details;
-  const text = JSON.stringify(body);
+  const text = JSON.stringify(errorBody(refusal, requestId));
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +

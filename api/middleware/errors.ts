@@ -104,28 +104,32 @@ export function errors(): AppMiddleware {
   };
 }
 
+/**
+ * The spec's error body for a domain error: its code, message and the request id, plus `details`
+ * for VALIDATION_ERROR and `retry_after_seconds` for RATE_LIMIT_EXCEEDED. (The HTTP server's own
+ * refusals, api/server.ts, use it too.)
+ */
+export function errorBody(err: DomainError, requestId: string): Record<string, unknown> {
+  const body: Record<string, unknown> = { error: err.code, message: err.message, request_id: requestId };
+  if (err instanceof ValidationError) body.details = err.details;
+  if (err instanceof RateLimitExceededError) body.retry_after_seconds = err.retryAfterSeconds;
+  return body;
+}
+
 function render(ctx: AppContext, err: DomainError): void {
   ctx.status = STATUS.get(err.constructor as DomainErrorClass) ?? 500;
-  const body: Record<string, unknown> = {
-    error: err.code,
-    message: err.message,
-    request_id: ctx.state.requestId,
-  };
-  if (err instanceof ValidationError) body.details = err.details;
-  if (err instanceof RateLimitExceededError) {
-    body.retry_after_seconds = err.retryAfterSeconds;
+  if (err instanceof RateLimitExceededError || err instanceof ServiceUnavailableError) {
     ctx.set('Retry-After', String(err.retryAfterSeconds));
   }
-  if (err instanceof ServiceUnavailableError) ctx.set('Retry-After', String(err.retryAfterSeconds));
-  ctx.body = body;
+  ctx.body = errorBody(err, ctx.state.requestId);
 }
 
 /**
  * Failures of the database that are not bugs of the request's code path: an outage, a timeout, or
  * a conflict still lost after the use case's retries (503, logged as a warning: the operator sees
- * it, the client retries), or a value the database
- * refused that validation let through (400; logged as an error, because it is a gap in validation
- * to close, and the answer must still not be a 500).
+ * it, the client retries), or a value the database refused that validation let through (400;
+ * logged as an error, because it is a gap in validation to close, and the answer must still not
+ * be a 500).
  */
 function fromDatabaseError(ctx: AppContext, err: unknown): DomainError | undefined {
   if (isDatabaseUnavailable(err) || isTransientConflict(err)) {

@@ -5,8 +5,7 @@
  */
 import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import type { InvalidFieldError } from '../errors.ts';
-import { ValidationError, type FieldProblem, type InputLocation } from '../errors.ts';
+import { ValidationError, type FieldProblem, type InputLocation, type InvalidFieldError } from '../errors.ts';
 import type { Route } from '../route.ts';
 
 /** The parsed input of a request, or throws ValidationError. */

@@ -1,10 +1,10 @@
 /**
  * Schemas shared by every route group: the error body, ids, and small scalar shapes. Every string
- * and date a request carries is built from the shapes of `db/rules/input.ts` (re-exported here), so that
+ * and date a request carries is built from the shapes of `db/platform/input.ts` (re-exported here), so that
  * U+0000, lone surrogates and dates PostgreSQL cannot store are refused as 400 for every field.
  */
 import { z } from 'zod';
-import { freeText, opaqueText } from '../../db/rules/input.ts';
+import { freeText, opaqueText } from '../../db/platform/input.ts';
 
 export {
   DateOnly,
@@ -13,7 +13,7 @@ export {
   httpUrl,
   opaqueText,
   queryInteger,
-} from '../../db/rules/input.ts';
+} from '../../db/platform/input.ts';
 
 /** A uuid as PostgreSQL reads it (any version, either case). */
 export const Uuid = z.guid({ error: 'must be a UUID' });

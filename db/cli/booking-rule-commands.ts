@@ -1,6 +1,6 @@
 /** Booking rules set by operators: price:add, blackout:add, membership:create. */
 import { z } from 'zod';
-import { DateOnly } from '../rules/input.ts';
+import { DateOnly, wholeNumberText } from '../platform/input.ts';
 import { Phone } from '../rules/phone.ts';
 import { insertBlackout, insertMembership, insertPriceRule } from '../queries/booking-rules.ts';
 import * as resources from '../queries/resources.ts';
@@ -14,7 +14,6 @@ import {
   text,
   timeOfDay,
   weekdays,
-  wholeNumber,
 } from './command.ts';
 
 export const bookingRuleCommands = [
@@ -23,7 +22,7 @@ export const bookingRuleCommands = [
     usage: '--resource RID --price RUPEES [--days Sat,Sun] [--from HH:MM --to HH:MM] [--date YYYY-MM-DD]',
     flags: z.strictObject({
       resource: id,
-      price: wholeNumber(0, 10_000_000),
+      price: wholeNumberText(0, 10_000_000),
       days: weekdays.optional(),
       from: timeOfDay.optional(),
       to: timeOfDay.optional(),
@@ -88,7 +87,7 @@ export const bookingRuleCommands = [
     flags: z.strictObject({
       venue: id,
       phone: Phone,
-      'discount-percent': wholeNumber(1, 100),
+      'discount-percent': wholeNumberText(1, 100),
       'expires-at': isoDateTime.optional(),
     }),
     async run(trx, flags) {

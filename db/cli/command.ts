@@ -4,7 +4,7 @@
  * nothing.
  */
 import { z } from 'zod';
-import { DateTimeInput, freeText } from '../rules/input.ts';
+import { DateTimeInput, freeText } from '../platform/input.ts';
 import type { Knex } from '../postgres/knex.ts';
 
 /** One CLI verb. `flags` is a zod object whose keys are the flag names without `--`. */
@@ -25,12 +25,6 @@ export class CommandError extends Error {}
 
 export const text = (max: number) => freeText({ min: 1, max });
 export const id = z.guid('must be a uuid');
-export const wholeNumber = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 export const isoDateTime = DateTimeInput;
 export const timeOfDay = z
   .string()

@@ -1,14 +1,15 @@
 /** Partners and their API keys: partner:create, partner:rate-limit, key:replace, key:revoke. */
 import { z } from 'zod';
+import { wholeNumberText } from '../platform/input.ts';
 import { generateApiKey, hashApiKey } from '../rules/api-key.ts';
 import type { Knex } from '../postgres/knex.ts';
 import * as apiKeys from '../queries/api-keys.ts';
 import * as partners from '../queries/partners.ts';
-import { CommandError, defineCommand, id, isoDateTime, mustExist, text, wholeNumber } from './command.ts';
+import { CommandError, defineCommand, id, isoDateTime, mustExist, text } from './command.ts';
 
 /** The default requests per 60-second window (the spec's Limits). */
 export const DEFAULT_RATE_LIMIT = 60;
-const rateLimit = wholeNumber(1, 1_000_000);
+const rateLimit = wholeNumberText(1, 1_000_000);
 
 /** Issues a new key for a partner; the plain key exists only in the return value. */
 export async function issueKey(trx: Knex, partnerId: string, expiresAt: Date | null = null): Promise<string> {

@@ -3,23 +3,14 @@
  * resource:create, package:create, grant, revoke.
  */
 import { z } from 'zod';
+import { wholeNumberText } from '../platform/input.ts';
 import type { Knex } from '../postgres/knex.ts';
 import * as packages from '../queries/packages.ts';
 import * as partners from '../queries/partners.ts';
 import * as resources from '../queries/resources.ts';
 import * as grants from '../queries/venue-grants.ts';
 import * as venues from '../queries/venues.ts';
-import {
-  CommandError,
-  defineCommand,
-  id,
-  idList,
-  mustExist,
-  text,
-  timeOfDay,
-  weekdays,
-  wholeNumber,
-} from './command.ts';
+import { CommandError, defineCommand, id, idList, mustExist, text, timeOfDay, weekdays } from './command.ts';
 
 /** Whether PostgreSQL (which computes every venue-local time) knows the time zone. */
 async function isKnownTimeZone(trx: Knex, name: string): Promise<boolean> {
@@ -41,9 +32,9 @@ export const venueCommands = [
       address: text(500),
       city: text(200),
       timezone: text(100).default('Asia/Kolkata'),
-      'hold-seconds': wholeNumber(1, 86_400).default(900),
-      'min-lead-minutes': wholeNumber(0, 43_200).default(0),
-      'max-advance-days': wholeNumber(0, 730).default(21),
+      'hold-seconds': wholeNumberText(1, 86_400).default(900),
+      'min-lead-minutes': wholeNumberText(0, 43_200).default(0),
+      'max-advance-days': wholeNumberText(0, 730).default(21),
     }),
     async run(trx, flags) {
       if (!(await isKnownTimeZone(trx, flags.timezone))) {
@@ -78,8 +69,8 @@ export const venueCommands = [
       venue: id,
       type: text(100),
       sport: text(100),
-      duration: wholeNumber(15, 1440),
-      price: wholeNumber(0, 10_000_000),
+      duration: wholeNumberText(15, 1440),
+      price: wholeNumberText(0, 10_000_000),
       open: timeOfDay,
       close: timeOfDay,
       'closed-on': weekdays.optional(),
@@ -117,9 +108,9 @@ export const venueCommands = [
     flags: z.strictObject({
       venue: id,
       name: text(200),
-      credits: wholeNumber(1, 1000),
-      price: wholeNumber(0, 10_000_000),
-      'valid-days': wholeNumber(1, 3660),
+      credits: wholeNumberText(1, 1000),
+      price: wholeNumberText(0, 10_000_000),
+      'valid-days': wholeNumberText(1, 3660),
     }),
     async run(trx, flags) {
       mustExist(await venues.exists(trx, flags.venue), 'venue', flags.venue);

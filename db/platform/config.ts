@@ -4,19 +4,12 @@
  * frozen result down. The variables and defaults are fixed by CONTRACT.md.
  */
 import { z } from 'zod';
+import { wholeNumberText } from './input.ts';
 
 const SERVICE_ENVS = ['local', 'sandbox', 'production'] as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 const booleanText = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
-
-/** A whole number written in digits (`Number()` alone would take `1e3`, `0x50` or ` 80`). */
-const wholeNumber = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d{1,10}$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
 const retryDelays = z
   .string()
@@ -29,15 +22,15 @@ const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
-  PORT: wholeNumber(0, 65535).default(3000),
+  PORT: wholeNumberText(0, 65535).default(3000),
   SERVICE_ENV: z.enum(SERVICE_ENVS).default('local'),
   WEBHOOK_RETRY_DELAYS: retryDelays.default([300, 900, 1800, 3600]),
-  WEBHOOK_TIMEOUT_MS: wholeNumber(1, 600_000).default(10_000),
+  WEBHOOK_TIMEOUT_MS: wholeNumberText(1, 600_000).default(10_000),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanText.optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   // 0 turns a timeout off, as in PostgreSQL.
-  DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber(0, 3_600_000).default(10_000),
-  DATABASE_LOCK_TIMEOUT_MS: wholeNumber(0, 3_600_000).default(5_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: wholeNumberText(0, 3_600_000).default(10_000),
+  DATABASE_LOCK_TIMEOUT_MS: wholeNumberText(0, 3_600_000).default(5_000),
 });
 
 /** The parsed, typed configuration every process runs with. */

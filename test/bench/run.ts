@@ -7,7 +7,7 @@
  */
 import { loadConfigOrExit } from '../../db/platform/config.ts';
 import { createLogger } from '../../db/platform/log.ts';
-import { postgresServer } from '../helpers/postgres-server.ts';
+import { postgresServer } from '../../db/schema/scratch-database.ts';
 import { benchAvailability } from './availability.ts';
 import { benchCreditsWaitlist } from './credits-waitlist.ts';
 import { benchDiscovery } from './discovery.ts';

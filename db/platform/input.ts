@@ -1,5 +1,6 @@
 /**
- * The scalar shapes every input is built from, for the API's routes and the operator CLI alike
+ * The scalar shapes every input is built from, for the API's routes, the operator CLI and the
+ * configuration alike
  * (CONTRACT.md, "Hardening answers"). Validation must be at least as strict as the columns behind
  * it: PostgreSQL refuses U+0000 in text (SQLSTATE 22021) and years it cannot store, and a string
  * with a lone surrogate cannot be written as UTF-8 at all (node-postgres would silently store
@@ -70,6 +71,18 @@ export const DateTimeInput = z.iso
   })
   .refine(yearInRange, yearMessage)
   .transform((value) => new Date(value));
+
+/**
+ * A whole number written in digits (a CLI flag, an environment variable): `Number()` alone would
+ * take `1e3`, `0x50` or ` 80`.
+ */
+export function wholeNumberText(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+}
 
 /**
  * A whole number in a query string: digits only (no `1e1`, `0x10`, spaces or signs, which a plain
