@@ -24,16 +24,18 @@ function storable(schema: z.ZodString): z.ZodString {
 
 /**
  * Free text (names, reasons, payment references): trimmed at either end, otherwise kept exactly as
- * sent — no normalisation; emoji, joiners, combining marks and bidi controls stay. Lengths count
- * after trimming.
+ * sent — no normalisation; emoji, joiners, combining marks and bidi controls stay. The maximum
+ * holds for the text as sent, as the OpenAPI document's maxLength says (10,000 spaces are not a
+ * 500-character reason, even if they trim to none); the minimum counts what is left after
+ * trimming (two spaces are not a name).
  */
 export function freeText(bounds: { min?: number; max: number }): z.ZodString {
   return storable(
     z
       .string()
+      .max(bounds.max)
       .trim()
-      .min(bounds.min ?? 0)
-      .max(bounds.max),
+      .min(bounds.min ?? 0),
   );
 }
 

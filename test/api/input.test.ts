@@ -92,6 +92,19 @@ test('U+0000 and lone surrogates are refused in every string, naming the field',
   t.is((await database().db('holds').where({ id: holdId }).first()).status, 'ACTIVE');
 });
 
+test('a maximum length holds for the text as sent: white space does not trim a reason into range', async (t) => {
+  const { holdId } = await holdSlot(server(), world, { index: 4 });
+  for (const reason of [' '.repeat(10_000), `${' '.repeat(300)}x${' '.repeat(300)}`]) {
+    const res = await call(server(), 'POST', `/api/v1/partner/holds/${holdId}/cancel`, {
+      key: world.apiKey,
+      body: { idempotency_key: randomUUID(), reason },
+    });
+    t.is(res.status, 400, `${reason.length} characters`);
+    t.deepEqual(fields(res.body), ['body:reason']);
+  }
+  t.is((await database().db('holds').where({ id: holdId }).first()).status, 'ACTIVE');
+});
+
 test('null only where the spec makes a field nullable; numbers never as strings', async (t) => {
   const date = await localDate(database().db, world.venueId, 2);
   const nullName = await join(server(), world.apiKey, {
