@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from '../db/postgres/knex.ts';
+import type { DatabaseWrite } from '../db/queries/database-write.ts';
 import * as idempotencyKeys from '../db/queries/idempotency-keys.ts';
 import { IdempotencyKeyMismatchError } from './errors.ts';
 
@@ -35,17 +36,43 @@ export async function withIdempotency<R>(
   const claimed = await idempotencyKeys.claim(trx, { ...write, fingerprint: print });
   if (!claimed) {
     const record = (await idempotencyKeys.find(trx, write.partnerId, write.key))!;
-    if (record.operation !== write.operation) {
-      throw new IdempotencyKeyMismatchError('This idempotency_key was already used for another operation.');
-    }
-    if (!write.replayAnyRequest && record.fingerprint !== print) {
-      throw new IdempotencyKeyMismatchError('This idempotency_key was already used for a different request.');
-    }
+    assertSameWrite(record, write, print);
     return record.response as R;
   }
   const result = await effect();
   await idempotencyKeys.complete(trx, write.partnerId, write.key, result);
   return result;
+}
+
+/**
+ * The answer to a keyed write made in the database: `present(result)` — the first time and on every
+ * replay alike, so a replay is the first answer again — or, for a key used for another operation or
+ * request, IDEMPOTENCY_KEY_MISMATCH. `write.request` is what the database was given as its print.
+ */
+export function answerDatabaseWrite<T, R>(
+  outcome: DatabaseWrite<T>,
+  write: IdempotentWrite,
+  present: (result: T) => R,
+): R {
+  if (outcome.replayed) {
+    assertSameWrite(outcome as { operation: string; fingerprint: string }, write, fingerprint(write.request));
+    if (outcome.result === null) return outcome.response as R;
+  }
+  return present(outcome.result!);
+}
+
+/** Throws unless a key's record was made by the same operation (and request, where that matters). */
+function assertSameWrite(
+  record: { operation: string; fingerprint: string },
+  write: IdempotentWrite,
+  print: string,
+): void {
+  if (record.operation !== write.operation) {
+    throw new IdempotencyKeyMismatchError('This idempotency_key was already used for another operation.');
+  }
+  if (!write.replayAnyRequest && record.fingerprint !== print) {
+    throw new IdempotencyKeyMismatchError('This idempotency_key was already used for a different request.');
+  }
 }
 
 /** A stable hash of a request: the same fields and values give the same print, in any key order. */

@@ -1,5 +1,6 @@
 /**
- * `npm run migrate`: knex migrations, then the pg-boss schema and queues. Two migrate processes
+ * `npm run migrate`: knex migrations, then the pg-boss schema and queues, and the SQL functions that
+ * send jobs from the database (db/jobs/sql-send.ts). Two migrate processes
  * may start at once (a release phase and a laptop, two deploys): a session advisory lock makes
  * the second wait for the first and then find nothing left to do, instead of failing on knex's
  * migration lock or racing pg-boss's installer.
@@ -8,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createBoss, ensureQueues } from './jobs/boss.ts';
+import { installSendFunctions } from './jobs/sql-send.ts';
 import { loadConfig, loadConfigOrExit, requireDatabaseUrl, type Config } from './platform/config.ts';
 import { createDb } from './postgres/knex.ts';
 import { createLogger, type Logger } from './platform/log.ts';
@@ -35,15 +37,16 @@ export async function migrate(
     try {
       const [, applied] = (await db.migrate.latest(MIGRATIONS)) as [number, string[]];
       if (applied.length) log.info({ applied }, 'migrations applied');
+      const boss = createBoss(databaseUrl, 'migrate', log);
+      await boss.start();
+      try {
+        await ensureQueues(boss, config);
+      } finally {
+        await boss.stop({ graceful: false });
+      }
+      await installSendFunctions(db);
     } finally {
       await db.destroy();
-    }
-    const boss = createBoss(databaseUrl, 'migrate', log);
-    await boss.start();
-    try {
-      await ensureQueues(boss, config);
-    } finally {
-      await boss.stop({ graceful: false });
     }
   } finally {
     await lock.end();

@@ -121,6 +121,7 @@ CREATE TABLE idempotency_keys (
   status_code integer,
   response json,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
+  result jsonb,
   CONSTRAINT idempotency_keys_pkey PRIMARY KEY (partner_id, key)
 );
 
@@ -406,6 +407,81 @@ AS $function$
         'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)
     $function$;
 
+CREATE OR REPLACE FUNCTION public.confirm_hold(p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text, p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_hold holds;
+      v_purchase uuid;
+      v_booking bookings;
+    begin
+      insert into idempotency_keys (partner_id, key, operation, fingerprint)
+        values (p_partner_id, p_key, 'confirm', p_fingerprint) on conflict do nothing;
+      if not found then
+        select true, k.operation, k.fingerprint, k.result, k.response
+          into replayed, operation, fingerprint, result, response
+          from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+        return;
+      end if;
+
+      -- The spec's order: it exists, it is the caller's, its venue is still the caller's.
+      select h.* into v_hold from holds h where h.id = p_hold_id for update;
+      if not found then
+        raise exception using errcode = 'PB000', message = 'hold_not_found';
+      end if;
+      if v_hold.partner_id <> p_partner_id then
+        raise exception using errcode = 'PB000', message = 'not_owner';
+      end if;
+      if not venue_authorized(p_partner_id, v_hold.venue_id) then
+        raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+      end if;
+      if v_hold.status = 'EXPIRED' or (v_hold.status = 'ACTIVE' and v_hold.hold_expiry_at <= now()) then
+        raise exception using errcode = 'PB000', message = 'hold_expired';
+      end if;
+      if v_hold.status <> 'ACTIVE' then
+        raise exception using errcode = 'PB000', message = 'invalid_hold_state', detail = v_hold.status;
+      end if;
+      if (select count(*) from reservations rv where rv.hold_id = v_hold.id and reservation_is_live(rv))
+         <> cardinality(resource_units(v_hold.resource_id)) then
+        raise exception using errcode = 'PB000', message = 'double_booking';
+      end if;
+      -- A member's price is for that member (CONTRACT.md, "Hardening answers").
+      if v_hold.discount_percent > 0 and p_customer_phone is distinct from v_hold.customer_phone then
+        raise exception using errcode = 'PB000', message = 'not_the_member';
+      end if;
+      if p_use_package_credit then
+        -- The caller's purchase for this customer and venue that expires first; none: a paid confirm.
+        update package_purchases p set credits_remaining = p.credits_remaining - 1
+          from (select pp.id from package_purchases pp
+                 where pp.partner_id = p_partner_id and pp.venue_id = v_hold.venue_id
+                   and pp.customer_phone = p_customer_phone and pp.credits_remaining > 0 and pp.expires_at > now()
+                 order by pp.expires_at, pp.id
+                 limit 1
+                 for update) c
+         where p.id = c.id
+         returning p.id into v_purchase;
+      end if;
+
+      update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
+      update reservations set expires_at = null where hold_id = v_hold.id;
+      insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
+                            payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
+                            customer_email)
+        values (v_hold.id, v_hold.partner_id, v_hold.venue_id, v_hold.resource_id, v_hold.slot_id, v_hold.slot_start,
+                v_hold.slot_end, v_hold.price_rupees, p_payment_reference,
+                case when v_purchase is not null then 'package' end, v_purchase, p_customer_name, p_customer_phone,
+                p_customer_email)
+        returning * into v_booking;
+      perform record_booking_event(v_booking, 'booking_created');
+
+      replayed := false;
+      result := jsonb_build_object('booking', to_jsonb(v_booking), 'package_credit_consumed',
+        case when p_use_package_credit is not null then v_purchase is not null end);
+      update idempotency_keys k set result = confirm_hold.result where k.partner_id = p_partner_id and k.key = p_key;
+    end
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.hold_event_details(h holds)
  RETURNS jsonb
  LANGUAGE sql
@@ -422,6 +498,144 @@ CREATE OR REPLACE FUNCTION public.iso_utc(t timestamp with time zone)
  IMMUTABLE
 AS $function$
       select to_char(t at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.lock_reservation_windows(p_units uuid[], p_during tstzrange)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_key bigint;
+    begin
+      for v_key in
+        select distinct hashtextextended('reservation-window:' || u || ':' || h, 0)
+          from unnest(p_units) u,
+               generate_series(floor(extract(epoch from lower(p_during)) / 3600)::bigint,
+                               ceil(extract(epoch from upper(p_during)) / 3600)::bigint - 1) h
+         order by 1
+      loop
+        perform pg_advisory_xact_lock(v_key);
+      end loop;
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.place_hold(p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid, p_start timestamp with time zone, p_minutes integer, p_customer_phone text, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_end timestamptz := p_start + make_interval(mins => p_minutes);
+      v_venue venues;
+      v_resource resources;
+      v_units uuid[];
+      v_count integer;
+      v_first timestamptz;
+      v_bookable boolean;
+      v_full_price integer;
+      v_discount integer;
+      v_live uuid[];
+      v_overdue uuid[];
+      v_hold holds;
+    begin
+      insert into idempotency_keys (partner_id, key, operation, fingerprint)
+        values (p_partner_id, p_key, 'hold', p_fingerprint) on conflict do nothing;
+      if not found then
+        select true, k.operation, k.fingerprint, k.result, k.response
+          into replayed, operation, fingerprint, result, response
+          from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+        return;
+      end if;
+
+      select v.* into v_venue from authorized_venues(p_partner_id) v where v.id = p_venue_id;
+      if not found then
+        raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+      end if;
+      select r.* into v_resource from resources r where r.id = p_resource_id and r.venue_id = v_venue.id;
+      if not found then
+        raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
+      end if;
+      if v_venue.status <> 'active' then
+        raise exception using errcode = 'PB000', message = 'venue_paused';
+      end if;
+      if p_minutes % v_resource.duration_minutes <> 0 then
+        raise exception using errcode = 'PB000', message = 'duration_not_multiple',
+          detail = v_resource.duration_minutes::text;
+      end if;
+      select count(*), min(s.slot_start), coalesce(bool_and(s.bookable), false), sum(s.price_rupees)
+        into v_count, v_first, v_bookable, v_full_price
+        from venue_slots(v_venue.id, (p_start at time zone v_venue.timezone)::date, v_resource.id, p_start, v_end) s;
+      if v_first is distinct from p_start or v_count * v_resource.duration_minutes <> p_minutes then
+        raise exception using errcode = 'PB000', message = 'not_on_grid';
+      end if;
+      if not v_bookable then
+        raise exception using errcode = 'PB000', message = 'not_bookable';
+      end if;
+      select coalesce(max(m.discount_percent), 0) into v_discount from memberships m
+        where m.venue_id = v_venue.id and m.customer_phone = p_customer_phone
+          and (m.expires_at is null or m.expires_at > now());
+
+      v_units := resource_units(v_resource.id);
+      perform lock_reservation_windows(v_units, tstzrange(p_start, v_end));
+      select array_agg(distinct r.resource_id) filter (where reservation_is_live(r)),
+             array_agg(distinct r.hold_id) filter (where reservation_is_overdue(r))
+        into v_live, v_overdue
+        from reservations r
+        where r.active and r.unit_id = any (v_units) and r.during && tstzrange(p_start, v_end);
+      if v_live is not null then
+        raise exception using errcode = 'PB000',
+          message = case when v_resource.id = any (v_live) then 'slot_taken' else 'transformation_conflict' end;
+      end if;
+      if v_overdue is not null then
+        -- A hold past its expiry blocks nobody; the caller expires it (as its job would) and retries.
+        raise exception using errcode = 'PB000', message = 'overdue', detail = array_to_string(v_overdue, ',');
+      end if;
+
+      insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
+                         price_rupees, customer_phone, discount_percent)
+        values (p_partner_id, v_venue.id, v_resource.id, slot_id(v_resource.id, p_start), p_start, v_end,
+                now() + make_interval(secs => v_venue.hold_seconds),
+                round((v_full_price * (100 - v_discount))::numeric / 100)::integer, p_customer_phone, v_discount)
+        returning * into v_hold;
+      insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
+        select v_hold.id, u, v_hold.resource_id, tstzrange(v_hold.slot_start, v_hold.slot_end), v_hold.hold_expiry_at
+          from unnest(v_units) u;
+      perform record_hold_event(v_hold, 'hold_created');
+      perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id), v_hold.hold_expiry_at);
+
+      replayed := false;
+      result := to_jsonb(v_hold);
+      update idempotency_keys k set result = place_hold.result where k.partner_id = p_partner_id and k.key = p_key;
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.record_booking_event(b bookings, p_type text)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_id uuid;
+    begin
+      insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
+        values (p_type, b.venue_id, b.partner_id, b.hold_id, b.id, b.slot_id, booking_event_details(b))
+        returning id into v_id;
+      perform from send_job_webhook_fanout(jsonb_build_object('event_id', v_id));
+      return v_id;
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.record_hold_event(h holds, p_type text)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_id uuid;
+    begin
+      insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
+        values (p_type, h.venue_id, h.partner_id, h.id, null, h.slot_id, hold_event_details(h))
+        returning id into v_id;
+      perform from send_job_webhook_fanout(jsonb_build_object('event_id', v_id));
+      return v_id;
+    end
     $function$;
 
 CREATE OR REPLACE FUNCTION public.reservation_is_live(r reservations)
@@ -448,6 +662,412 @@ AS $function$
       select coalesce(
         (select array_agg(part_id order by part_id) from resource_parts where resource_id = p_resource_id),
         array[p_resource_id])
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.send_job_hold_expire(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS SETOF uuid
+ LANGUAGE sql
+AS $function$
+      
+    INSERT INTO pgboss.job_common (
+      id,
+      name,
+      data,
+      priority,
+      start_after,
+      created_on,
+      singleton_key,
+      singleton_on,
+      group_id,
+      group_tier,
+      expire_seconds,
+      deletion_seconds,
+      keep_until,
+      retry_limit,
+      retry_delay,
+      retry_backoff,
+      retry_delay_max,
+      policy,
+      dead_letter,
+      heartbeat_seconds,
+      blocked,
+      blocking,
+      pending_dependencies
+    )
+    SELECT
+      COALESCE(id, gen_random_uuid()) as id,
+      'hold.expire' as name,
+      data,
+      COALESCE(priority, 0) as priority,
+      j.start_after,
+      pgboss.job_now() as created_on,
+      "singletonKey",
+      CASE
+        
+        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
+        ELSE NULL
+        END as singleton_on,
+      "groupId" as group_id,
+      "groupTier" as group_tier,
+      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
+      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
+      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
+      COALESCE("retryLimit", q.retry_limit) as retry_limit,
+      COALESCE("retryDelay", q.retry_delay) as retry_delay,
+      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
+      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
+      q.policy,
+      COALESCE("deadLetter", q.dead_letter) as dead_letter,
+      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
+      COALESCE(blocked, false) as blocked,
+      COALESCE(blocking, false) as blocking,
+      COALESCE("pendingDependencies", 0) as pending_dependencies
+    FROM (
+      SELECT *,
+        CASE
+          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
+          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
+          END as start_after
+      FROM json_to_recordset(json_build_array(json_build_object(
+      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
+      'expireInSeconds', 15))::text::json) as x (
+        id uuid,
+        priority integer,
+        data jsonb,
+        "startAfter" text,
+        "retryLimit" integer,
+        "retryDelay" integer,
+        "retryDelayMax" integer,
+        "retryBackoff" boolean,
+        "singletonKey" text,
+        "singletonSeconds" integer,
+        "singletonOffset" integer,
+        
+        "groupId" text,
+        "groupTier" text,
+        "expireInSeconds" integer,
+        "deleteAfterSeconds" integer,
+        "retentionSeconds" integer,
+        "deadLetter" text,
+        "heartbeatSeconds" integer,
+        blocked boolean,
+        blocking boolean,
+        "pendingDependencies" integer
+      )
+    ) j
+    JOIN pgboss.queue q ON q.name = 'hold.expire'
+    ON CONFLICT DO NOTHING
+    RETURNING id
+  
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.send_job_waitlist_expire(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS SETOF uuid
+ LANGUAGE sql
+AS $function$
+      
+    INSERT INTO pgboss.job_common (
+      id,
+      name,
+      data,
+      priority,
+      start_after,
+      created_on,
+      singleton_key,
+      singleton_on,
+      group_id,
+      group_tier,
+      expire_seconds,
+      deletion_seconds,
+      keep_until,
+      retry_limit,
+      retry_delay,
+      retry_backoff,
+      retry_delay_max,
+      policy,
+      dead_letter,
+      heartbeat_seconds,
+      blocked,
+      blocking,
+      pending_dependencies
+    )
+    SELECT
+      COALESCE(id, gen_random_uuid()) as id,
+      'waitlist.expire' as name,
+      data,
+      COALESCE(priority, 0) as priority,
+      j.start_after,
+      pgboss.job_now() as created_on,
+      "singletonKey",
+      CASE
+        
+        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
+        ELSE NULL
+        END as singleton_on,
+      "groupId" as group_id,
+      "groupTier" as group_tier,
+      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
+      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
+      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
+      COALESCE("retryLimit", q.retry_limit) as retry_limit,
+      COALESCE("retryDelay", q.retry_delay) as retry_delay,
+      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
+      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
+      q.policy,
+      COALESCE("deadLetter", q.dead_letter) as dead_letter,
+      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
+      COALESCE(blocked, false) as blocked,
+      COALESCE(blocking, false) as blocking,
+      COALESCE("pendingDependencies", 0) as pending_dependencies
+    FROM (
+      SELECT *,
+        CASE
+          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
+          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
+          END as start_after
+      FROM json_to_recordset(json_build_array(json_build_object(
+      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
+      'expireInSeconds', 15))::text::json) as x (
+        id uuid,
+        priority integer,
+        data jsonb,
+        "startAfter" text,
+        "retryLimit" integer,
+        "retryDelay" integer,
+        "retryDelayMax" integer,
+        "retryBackoff" boolean,
+        "singletonKey" text,
+        "singletonSeconds" integer,
+        "singletonOffset" integer,
+        
+        "groupId" text,
+        "groupTier" text,
+        "expireInSeconds" integer,
+        "deleteAfterSeconds" integer,
+        "retentionSeconds" integer,
+        "deadLetter" text,
+        "heartbeatSeconds" integer,
+        blocked boolean,
+        blocking boolean,
+        "pendingDependencies" integer
+      )
+    ) j
+    JOIN pgboss.queue q ON q.name = 'waitlist.expire'
+    ON CONFLICT DO NOTHING
+    RETURNING id
+  
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.send_job_waitlist_promote(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS SETOF uuid
+ LANGUAGE sql
+AS $function$
+      
+    WITH ins AS (
+      
+    INSERT INTO pgboss.job_common (
+      id,
+      name,
+      data,
+      priority,
+      start_after,
+      created_on,
+      singleton_key,
+      singleton_on,
+      group_id,
+      group_tier,
+      expire_seconds,
+      deletion_seconds,
+      keep_until,
+      retry_limit,
+      retry_delay,
+      retry_backoff,
+      retry_delay_max,
+      policy,
+      dead_letter,
+      heartbeat_seconds,
+      blocked,
+      blocking,
+      pending_dependencies
+    )
+    SELECT
+      COALESCE(id, gen_random_uuid()) as id,
+      'waitlist.promote' as name,
+      data,
+      COALESCE(priority, 0) as priority,
+      j.start_after,
+      pgboss.job_now() as created_on,
+      "singletonKey",
+      CASE
+        
+        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
+        ELSE NULL
+        END as singleton_on,
+      "groupId" as group_id,
+      "groupTier" as group_tier,
+      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
+      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
+      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
+      COALESCE("retryLimit", q.retry_limit) as retry_limit,
+      COALESCE("retryDelay", q.retry_delay) as retry_delay,
+      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
+      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
+      q.policy,
+      COALESCE("deadLetter", q.dead_letter) as dead_letter,
+      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
+      COALESCE(blocked, false) as blocked,
+      COALESCE(blocking, false) as blocking,
+      COALESCE("pendingDependencies", 0) as pending_dependencies
+    FROM (
+      SELECT *,
+        CASE
+          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
+          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
+          END as start_after
+      FROM json_to_recordset(json_build_array(json_build_object(
+      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
+      'expireInSeconds', 15))::text::json) as x (
+        id uuid,
+        priority integer,
+        data jsonb,
+        "startAfter" text,
+        "retryLimit" integer,
+        "retryDelay" integer,
+        "retryDelayMax" integer,
+        "retryBackoff" boolean,
+        "singletonKey" text,
+        "singletonSeconds" integer,
+        "singletonOffset" integer,
+        
+        "groupId" text,
+        "groupTier" text,
+        "expireInSeconds" integer,
+        "deleteAfterSeconds" integer,
+        "retentionSeconds" integer,
+        "deadLetter" text,
+        "heartbeatSeconds" integer,
+        blocked boolean,
+        blocking boolean,
+        "pendingDependencies" integer
+      )
+    ) j
+    JOIN pgboss.queue q ON q.name = 'waitlist.promote'
+    ON CONFLICT DO NOTHING
+    RETURNING id, start_after
+  
+    ),
+    notified AS (
+      SELECT pg_notify(('pgboss_' || left(encode(sha224('pgboss'::bytea), 'hex'), 24)), 'waitlist.promote')
+      FROM ins WHERE start_after <= pgboss.job_now() LIMIT 1
+    )
+    SELECT id FROM ins WHERE (SELECT count(*) FROM notified) >= 0
+  
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.send_job_webhook_fanout(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS SETOF uuid
+ LANGUAGE sql
+AS $function$
+      
+    WITH ins AS (
+      
+    INSERT INTO pgboss.job_common (
+      id,
+      name,
+      data,
+      priority,
+      start_after,
+      created_on,
+      singleton_key,
+      singleton_on,
+      group_id,
+      group_tier,
+      expire_seconds,
+      deletion_seconds,
+      keep_until,
+      retry_limit,
+      retry_delay,
+      retry_backoff,
+      retry_delay_max,
+      policy,
+      dead_letter,
+      heartbeat_seconds,
+      blocked,
+      blocking,
+      pending_dependencies
+    )
+    SELECT
+      COALESCE(id, gen_random_uuid()) as id,
+      'webhook.fanout' as name,
+      data,
+      COALESCE(priority, 0) as priority,
+      j.start_after,
+      pgboss.job_now() as created_on,
+      "singletonKey",
+      CASE
+        
+        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
+        ELSE NULL
+        END as singleton_on,
+      "groupId" as group_id,
+      "groupTier" as group_tier,
+      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
+      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
+      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
+      COALESCE("retryLimit", q.retry_limit) as retry_limit,
+      COALESCE("retryDelay", q.retry_delay) as retry_delay,
+      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
+      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
+      q.policy,
+      COALESCE("deadLetter", q.dead_letter) as dead_letter,
+      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
+      COALESCE(blocked, false) as blocked,
+      COALESCE(blocking, false) as blocking,
+      COALESCE("pendingDependencies", 0) as pending_dependencies
+    FROM (
+      SELECT *,
+        CASE
+          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
+          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
+          END as start_after
+      FROM json_to_recordset(json_build_array(json_build_object(
+      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
+      'expireInSeconds', 15))::text::json) as x (
+        id uuid,
+        priority integer,
+        data jsonb,
+        "startAfter" text,
+        "retryLimit" integer,
+        "retryDelay" integer,
+        "retryDelayMax" integer,
+        "retryBackoff" boolean,
+        "singletonKey" text,
+        "singletonSeconds" integer,
+        "singletonOffset" integer,
+        
+        "groupId" text,
+        "groupTier" text,
+        "expireInSeconds" integer,
+        "deleteAfterSeconds" integer,
+        "retentionSeconds" integer,
+        "deadLetter" text,
+        "heartbeatSeconds" integer,
+        blocked boolean,
+        blocking boolean,
+        "pendingDependencies" integer
+      )
+    ) j
+    JOIN pgboss.queue q ON q.name = 'webhook.fanout'
+    ON CONFLICT DO NOTHING
+    RETURNING id, start_after
+  
+    ),
+    notified AS (
+      SELECT pg_notify(('pgboss_' || left(encode(sha224('pgboss'::bytea), 'hex'), 24)), 'webhook.fanout')
+      FROM ins WHERE start_after <= pgboss.job_now() LIMIT 1
+    )
+    SELECT id FROM ins WHERE (SELECT count(*) FROM notified) >= 0
+  
     $function$;
 
 CREATE OR REPLACE FUNCTION public.slot_id(p_resource_id uuid, p_start timestamp with time zone)

@@ -15,6 +15,25 @@ export const SERIALIZATION_FAILURE = '40001';
 export const QUERY_CANCELED = '57014';
 /** 55P03: a lock was not granted within `lock_timeout`. */
 export const LOCK_NOT_AVAILABLE = '55P03';
+/**
+ * PB000, our own: a database function refused the request (`raise exception using errcode =
+ * 'PB000', message = '<reason>'`), rolling back what it had done. Read with `refusalOf()`.
+ */
+const REFUSAL = 'PB000';
+
+/** A database function's refusal: its reason word, and what it added (the `detail`). */
+export interface Refusal {
+  reason: string;
+  detail: string | undefined;
+}
+
+/** The refusal `err` carries, or undefined when it is any other error. */
+export function refusalOf(err: unknown): Refusal | undefined {
+  if (!isPgError(err, REFUSAL)) return undefined;
+  // knex puts the statement in front of the server's message: "<sql> - <reason>".
+  const reason = err.message.slice(err.message.lastIndexOf(' - ') + 1).replace(/^- /, '');
+  return { reason, detail: err.detail };
+}
 
 /**
  * SQLSTATE classes and codes that mean the database cannot serve right now, not that the request

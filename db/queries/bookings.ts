@@ -1,5 +1,5 @@
 /** Queries on `bookings`. Status changes are conditional updates, so each happens at most once. */
-import type { EventLog } from './events.ts';
+import { datesIn, type DatabaseWrite } from './database-write.ts';
 import type { Knex } from '../postgres/knex.ts';
 
 export type BookingStatus = 'BOOKED' | 'CANCELLED' | 'REFUNDED';
@@ -39,49 +39,55 @@ export interface NewBooking {
   customerEmail: string | null;
 }
 
+/** A confirm as the database function makes it: what the partner asked for, checked there. */
+export interface HoldConfirmation {
+  partnerId: string;
+  idempotencyKey: string;
+  fingerprint: string;
+  holdId: string;
+  paymentReference: string;
+  customerName: string;
+  customerPhone: string;
+  customerEmail: string | null;
+  /** Null when the request did not say. */
+  usePackageCredit: boolean | null;
+}
+
+/** What a confirm made: the booking, and whether a package credit paid (null: not asked). */
+export interface ConfirmedBooking {
+  booking: BookingRow;
+  package_credit_consumed: boolean | null;
+}
+
 /**
- * Confirms an ACTIVE hold into a booking in one statement: the hold becomes CONFIRMED, its
- * reservations stop expiring, the booking is inserted with the hold's slot and price, and
- * booking_created is recorded (its id is returned too). Undefined if the hold was not ACTIVE.
+ * Confirms a hold in one statement, its own transaction (`confirm_hold()`, migration
+ * 20261125000000): the idempotency claim, the hold locked and checked, a package credit when asked,
+ * the booking and booking_created. A refusal is thrown as a PB000 error (`refusalOf()`).
  */
-export async function confirmHold(
-  trx: Knex,
-  events: EventLog,
-  holdId: string,
-  booking: NewBooking,
-): Promise<(BookingRow & { event_id: string }) | undefined> {
-  const { rows } = await trx.raw<{ rows: (BookingRow & { event_id: string })[] }>(
-    `with h as (
-       update holds set status = 'CONFIRMED', updated_at = now()
-       where id = ? and status = 'ACTIVE'
-       returning *
-     ), r as (
-       update reservations set expires_at = null where hold_id in (select id from h)
-     ), b as (
-       insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
-                             payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
-                             customer_email)
-       select h.id, h.partner_id, h.venue_id, h.resource_id, h.slot_id, h.slot_start, h.slot_end, h.price_rupees,
-              ?, ?, ?, ?, ?, ?
-       from h
-       returning *
-     ), e as (
-       ${events.bookingEvents('b', 'booking_created')}
-     )
-     select b.*, (select id from e) as event_id from b`,
+export async function confirm(db: Knex, c: HoldConfirmation): Promise<DatabaseWrite<ConfirmedBooking>> {
+  const { rows } = await db.raw<{ rows: DatabaseWrite<{ booking: Record<string, unknown> }>[] }>(
+    'select * from confirm_hold(?, ?, ?, ?, ?, ?, ?, ?, ?)',
     [
-      holdId,
-      booking.paymentReference,
-      booking.paymentMethod,
-      booking.packagePurchaseId,
-      booking.customerName,
-      booking.customerPhone,
-      booking.customerEmail,
+      c.partnerId,
+      c.idempotencyKey,
+      c.fingerprint,
+      c.holdId,
+      c.paymentReference,
+      c.customerName,
+      c.customerPhone,
+      c.customerEmail,
+      c.usePackageCredit,
     ],
   );
-  events.recorded(rows.map((r) => r.event_id));
-  return rows[0];
+  const row = rows[0]!;
+  const result = row.result && {
+    ...(row.result as unknown as ConfirmedBooking),
+    booking: datesIn(row.result.booking, BOOKING_TIMESTAMPS) as unknown as BookingRow,
+  };
+  return { ...row, result };
 }
+
+const BOOKING_TIMESTAMPS = ['slot_start', 'slot_end', 'booked_at', 'cancelled_at', 'refunded_at'];
 
 /** A booking by id. */
 export async function findById(db: Knex, id: string): Promise<BookingRow | undefined> {

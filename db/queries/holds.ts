@@ -1,5 +1,5 @@
 /** Queries on `holds`. Status changes are conditional updates, so each happens at most once. */
-import type { EventLog } from './events.ts';
+import { datesIn, type DatabaseWrite } from './database-write.ts';
 import type { Knex } from '../postgres/knex.ts';
 
 export type HoldStatus = 'ACTIVE' | 'CANCELLED' | 'EXPIRED' | 'CONFIRMED';
@@ -39,49 +39,56 @@ export interface NewHold {
   discountPercent: number;
 }
 
+/** A hold as the database function places it: what the partner asked for, checked there. */
+export interface HoldPlacement {
+  partnerId: string;
+  idempotencyKey: string;
+  fingerprint: string;
+  venueId: string;
+  /** Null when the id given cannot be a resource's (not a UUID): no such resource. */
+  resourceId: string | null;
+  slotStart: Date;
+  durationMinutes: number;
+  customerPhone: string | null;
+}
+
 /**
- * Inserts an ACTIVE hold together with its reservations, one per physical unit, and its
- * hold_created event, in one statement (the exclusion constraint checks the reservations as they
- * go in). Returns the hold and the id of its event.
+ * Places a hold in one statement, its own transaction (`place_hold()`, migration
+ * 20261125000000): the idempotency claim, the checks, the reservations under the window lock,
+ * hold_created and the expiry job. A refusal is thrown as a PB000 error (`refusalOf()`).
  */
-export async function insertWithReservations(
-  trx: Knex,
-  events: EventLog,
-  hold: NewHold,
-  unitIds: string[],
-): Promise<HoldRow & { event_id: string }> {
-  const { rows } = await trx.raw<{ rows: (HoldRow & { event_id: string })[] }>(
-    `with h as (
-       insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
-                          price_rupees, customer_phone, discount_percent)
-       values (?, ?, ?, slot_id(?, ?), ?, ?, now() + make_interval(secs => ?), ?, ?, ?)
-       returning *
-     ), r as (
-       insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
-       select h.id, unit_id, h.resource_id, tstzrange(h.slot_start, h.slot_end), h.hold_expiry_at
-       from h cross join unnest(?::uuid[]) as unit_id
-     ), e as (
-       ${events.holdEvents('h', 'hold_created')}
-     )
-     select h.*, (select id from e) as event_id from h`,
+export async function place(db: Knex, hold: HoldPlacement): Promise<DatabaseWrite<HoldRow>> {
+  const { rows } = await db.raw<{ rows: DatabaseWrite<Record<string, unknown>>[] }>(
+    'select * from place_hold(?, ?, ?, ?, ?, ?, ?, ?)',
     [
       hold.partnerId,
+      hold.idempotencyKey,
+      hold.fingerprint,
       hold.venueId,
       hold.resourceId,
-      hold.resourceId,
       hold.slotStart,
-      hold.slotStart,
-      hold.slotEnd,
-      hold.holdSeconds,
-      hold.priceRupees,
+      hold.durationMinutes,
       hold.customerPhone,
-      hold.discountPercent,
-      unitIds,
     ],
   );
-  events.recorded(rows.map((r) => r.event_id));
-  return rows[0]!;
+  const row = rows[0]!;
+  return { ...row, result: row.result && holdFromJson(row.result) };
 }
+
+/** A hold row from its JSON (`to_jsonb(h)`): timestamps become Dates, as the driver makes them. */
+export function holdFromJson(json: Record<string, unknown>): HoldRow {
+  return datesIn(json, HOLD_TIMESTAMPS) as unknown as HoldRow;
+}
+
+const HOLD_TIMESTAMPS = [
+  'slot_start',
+  'slot_end',
+  'hold_expiry_at',
+  'created_at',
+  'updated_at',
+  'cancelled_at',
+  'expired_at',
+];
 
 /** A hold by id. */
 export async function findById(db: Knex, id: string): Promise<HoldRow | undefined> {

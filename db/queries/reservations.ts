@@ -17,37 +17,6 @@ export interface Overlap {
   overdue: boolean;
 }
 
-/**
- * Locks the units' resource rows in a fixed order, then returns the active reservations on those
- * units overlapping [start, end), one row per hold — in one round trip.
- *
- * The lock makes transactions that want overlapping units queue instead of deadlocking inside the
- * exclusion check (DESIGN.md: without it, a 64-client fight for one window lost half its holds to
- * 1-second deadlock timeouts). The overlap read shares the statement's snapshot, taken before any
- * wait for the lock, so it can miss a reservation committed during that wait; the exclusion
- * constraint then refuses the insert, and the caller answers 409 all the same.
- */
-export async function lockUnitsAndFindOverlaps(
-  trx: Knex,
-  unitIds: string[],
-  start: Date,
-  end: Date,
-): Promise<Overlap[]> {
-  const { rows } = await trx.raw<{ rows: Overlap[] }>(
-    `with locked as materialized (
-       select id from resources where id = any (?::uuid[]) order by id for no key update
-     )
-     select o.* from (select count(*) as n from locked) l
-     cross join lateral (
-       select distinct r.hold_id, r.resource_id, reservation_is_overdue(r) as overdue
-         from reservations r
-        where l.n > 0 and r.active and r.unit_id = any (?::uuid[]) and r.during && tstzrange(?, ?)
-     ) o`,
-    [unitIds, unitIds, start, end],
-  );
-  return rows;
-}
-
 /** The active reservations on these units that overlap [start, end), one row per hold. */
 export async function overlapping(trx: Knex, unitIds: string[], start: Date, end: Date): Promise<Overlap[]> {
   const { rows } = await trx.raw<{ rows: Overlap[] }>(

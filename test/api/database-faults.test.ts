@@ -49,9 +49,10 @@ test('an unreachable database: keyed routes and health answer 503, never 500', a
 });
 
 /** Holds the court's row lock (as a stuck transaction would) until `release` is called. */
-async function lockRow(db: Knex, resourceId: string) {
+/** A rival transaction holding the window's lock, as a hold of that window does while it commits. */
+async function lockWindow(db: Knex, resourceId: string, start: Date, end: Date) {
   const rival = await db.transaction();
-  await rival.raw('select id from resources where id = ? for update', [resourceId]);
+  await rival.raw('select lock_reservation_windows(array[?::uuid], tstzrange(?, ?))', [resourceId, start, end]);
   return () => rival.rollback();
 }
 
@@ -70,7 +71,7 @@ for (const [name, options] of [
       slot_start: slot!.slot_start,
       idempotency_key: randomUUID(),
     };
-    const release = await lockRow(db, w.court);
+    const release = await lockWindow(db, w.court, slot!.slot_start, slot!.slot_end);
     try {
       const stuck = await hold(server, w.apiKey, body);
       t.is(stuck.status, 503, stuck.text);

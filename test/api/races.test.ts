@@ -6,6 +6,7 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { createHold } from '../../api/use-cases/create-hold.ts';
 import { createDb } from '../../db/postgres/knex.ts';
+import { installSendFunctions } from '../../db/jobs/sql-send.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import {
   bookSlot,
@@ -213,7 +214,8 @@ test('every committed state change has exactly one event; a refused or rolled-ba
   }
 });
 
-test('a hold whose transaction fails at the last step leaves no hold, reservation, event or spent key', async (t) => {
+// Serial: it breaks the database's job sending for a moment, which other tests share.
+test.serial('a hold whose statement fails at its last step leaves no hold, reservation, event or spent key', async (t) => {
   const { db, boss } = database();
   const w = await makeBookingWorld(db);
   const [, , , , , , , slot] = await gridSlots(db, w.venueId, w.court);
@@ -225,13 +227,16 @@ test('a hold whose transaction fails at the last step leaves no hold, reservatio
     slot_duration_minutes: 60,
     idempotency_key: key,
   };
-  // The expiry job is the last write of the transaction; a queue that refuses it rolls back all.
-  const brokenQueue = {
-    send: () => Promise.reject(new Error('queue unavailable')),
-  } as unknown as typeof boss;
-  await t.throwsAsync(() => createHold({ db, boss: brokenQueue }, w.partnerId, input, (hold) => hold), {
-    message: 'queue unavailable',
-  });
+  // The expiry job is the last write of the statement; a queue that refuses it rolls back all.
+  await db.raw(`create or replace function send_job_hold_expire(p_data jsonb, p_start_after timestamptz default null)
+    returns setof uuid language plpgsql as $$ begin raise exception 'queue unavailable'; end $$`);
+  try {
+    await t.throwsAsync(() => createHold({ db, boss }, w.partnerId, input, (hold) => hold), {
+      message: /queue unavailable/,
+    });
+  } finally {
+    await installSendFunctions(db);
+  }
   t.is(Number((await db('holds').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
   t.is(
     Number((await db('reservations').where({ unit_id: w.court, active: true }).count({ n: '*' }))[0]!.n),
