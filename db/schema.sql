@@ -608,6 +608,30 @@ AS $function$
     end
     $function$;
 
+CREATE OR REPLACE FUNCTION public.publish_event(p_event_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_delivery record;
+    begin
+      for v_delivery in
+        insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at)
+        select e.id, s.id, s.partner_id, gen_random_uuid(), now()
+          from events e
+          join venue_grants g on g.venue_id = e.venue_id
+          join webhook_subscriptions s on s.partner_id = g.partner_id
+         where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
+        on conflict (event_id, subscription_id) do nothing
+        returning id, next_attempt_id
+      loop
+        perform from send_job_webhook_deliver(
+          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id), null,
+          nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
+      end loop;
+    end
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.record_booking_event(b bookings, p_type text)
  RETURNS uuid
  LANGUAGE plpgsql
@@ -618,7 +642,7 @@ AS $function$
       insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
         values (p_type, b.venue_id, b.partner_id, b.hold_id, b.id, b.slot_id, booking_event_details(b))
         returning id into v_id;
-      perform from send_job_webhook_fanout(jsonb_build_object('event_id', v_id));
+      perform publish_event(v_id);
       return v_id;
     end
     $function$;
@@ -633,7 +657,7 @@ AS $function$
       insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
         values (p_type, h.venue_id, h.partner_id, h.id, null, h.slot_id, hold_event_details(h))
         returning id into v_id;
-      perform from send_job_webhook_fanout(jsonb_build_object('event_id', v_id));
+      perform publish_event(v_id);
       return v_id;
     end
     $function$;
@@ -664,11 +688,12 @@ AS $function$
         array[p_resource_id])
     $function$;
 
-CREATE OR REPLACE FUNCTION public.send_job_hold_expire(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.send_job_hold_expire(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
  RETURNS SETOF uuid
- LANGUAGE sql
+ LANGUAGE plpgsql
 AS $function$
-      
+    begin
+      return query 
     INSERT INTO pgboss.job_common (
       id,
       name,
@@ -730,7 +755,7 @@ AS $function$
           END as start_after
       FROM json_to_recordset(json_build_array(json_build_object(
       'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
-      'expireInSeconds', 15))::text::json) as x (
+      'expireInSeconds', coalesce(p_expire_seconds, 15)))::text::json) as x (
         id uuid,
         priority integer,
         data jsonb,
@@ -758,14 +783,16 @@ AS $function$
     JOIN pgboss.queue q ON q.name = 'hold.expire'
     ON CONFLICT DO NOTHING
     RETURNING id
-  
+  ;
+    end
     $function$;
 
-CREATE OR REPLACE FUNCTION public.send_job_waitlist_expire(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.send_job_waitlist_expire(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
  RETURNS SETOF uuid
- LANGUAGE sql
+ LANGUAGE plpgsql
 AS $function$
-      
+    begin
+      return query 
     INSERT INTO pgboss.job_common (
       id,
       name,
@@ -827,7 +854,7 @@ AS $function$
           END as start_after
       FROM json_to_recordset(json_build_array(json_build_object(
       'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
-      'expireInSeconds', 15))::text::json) as x (
+      'expireInSeconds', coalesce(p_expire_seconds, 15)))::text::json) as x (
         id uuid,
         priority integer,
         data jsonb,
@@ -855,14 +882,16 @@ AS $function$
     JOIN pgboss.queue q ON q.name = 'waitlist.expire'
     ON CONFLICT DO NOTHING
     RETURNING id
-  
+  ;
+    end
     $function$;
 
-CREATE OR REPLACE FUNCTION public.send_job_waitlist_promote(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.send_job_waitlist_promote(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
  RETURNS SETOF uuid
- LANGUAGE sql
+ LANGUAGE plpgsql
 AS $function$
-      
+    begin
+      return query 
     WITH ins AS (
       
     INSERT INTO pgboss.job_common (
@@ -926,7 +955,7 @@ AS $function$
           END as start_after
       FROM json_to_recordset(json_build_array(json_build_object(
       'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
-      'expireInSeconds', 15))::text::json) as x (
+      'expireInSeconds', coalesce(p_expire_seconds, 15)))::text::json) as x (
         id uuid,
         priority integer,
         data jsonb,
@@ -961,14 +990,124 @@ AS $function$
       FROM ins WHERE start_after <= pgboss.job_now() LIMIT 1
     )
     SELECT id FROM ins WHERE (SELECT count(*) FROM notified) >= 0
-  
+  ;
+    end
     $function$;
 
-CREATE OR REPLACE FUNCTION public.send_job_webhook_fanout(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.send_job_webhook_deliver(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
  RETURNS SETOF uuid
- LANGUAGE sql
+ LANGUAGE plpgsql
 AS $function$
+    begin
+      return query 
+    WITH ins AS (
       
+    INSERT INTO pgboss.job_common (
+      id,
+      name,
+      data,
+      priority,
+      start_after,
+      created_on,
+      singleton_key,
+      singleton_on,
+      group_id,
+      group_tier,
+      expire_seconds,
+      deletion_seconds,
+      keep_until,
+      retry_limit,
+      retry_delay,
+      retry_backoff,
+      retry_delay_max,
+      policy,
+      dead_letter,
+      heartbeat_seconds,
+      blocked,
+      blocking,
+      pending_dependencies
+    )
+    SELECT
+      COALESCE(id, gen_random_uuid()) as id,
+      'webhook.deliver' as name,
+      data,
+      COALESCE(priority, 0) as priority,
+      j.start_after,
+      pgboss.job_now() as created_on,
+      "singletonKey",
+      CASE
+        
+        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
+        ELSE NULL
+        END as singleton_on,
+      "groupId" as group_id,
+      "groupTier" as group_tier,
+      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
+      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
+      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
+      COALESCE("retryLimit", q.retry_limit) as retry_limit,
+      COALESCE("retryDelay", q.retry_delay) as retry_delay,
+      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
+      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
+      q.policy,
+      COALESCE("deadLetter", q.dead_letter) as dead_letter,
+      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
+      COALESCE(blocked, false) as blocked,
+      COALESCE(blocking, false) as blocking,
+      COALESCE("pendingDependencies", 0) as pending_dependencies
+    FROM (
+      SELECT *,
+        CASE
+          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
+          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
+          END as start_after
+      FROM json_to_recordset(json_build_array(json_build_object(
+      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
+      'expireInSeconds', coalesce(p_expire_seconds, null)))::text::json) as x (
+        id uuid,
+        priority integer,
+        data jsonb,
+        "startAfter" text,
+        "retryLimit" integer,
+        "retryDelay" integer,
+        "retryDelayMax" integer,
+        "retryBackoff" boolean,
+        "singletonKey" text,
+        "singletonSeconds" integer,
+        "singletonOffset" integer,
+        
+        "groupId" text,
+        "groupTier" text,
+        "expireInSeconds" integer,
+        "deleteAfterSeconds" integer,
+        "retentionSeconds" integer,
+        "deadLetter" text,
+        "heartbeatSeconds" integer,
+        blocked boolean,
+        blocking boolean,
+        "pendingDependencies" integer
+      )
+    ) j
+    JOIN pgboss.queue q ON q.name = 'webhook.deliver'
+    ON CONFLICT DO NOTHING
+    RETURNING id, start_after
+  
+    ),
+    notified AS (
+      SELECT pg_notify(('pgboss_' || left(encode(sha224('pgboss'::bytea), 'hex'), 24)), 'webhook.deliver')
+      FROM ins WHERE start_after <= pgboss.job_now() LIMIT 1
+    )
+    SELECT id FROM ins WHERE (SELECT count(*) FROM notified) >= 0
+  ;
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.send_job_webhook_fanout(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
+ RETURNS SETOF uuid
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      return query 
     WITH ins AS (
       
     INSERT INTO pgboss.job_common (
@@ -1032,7 +1171,7 @@ AS $function$
           END as start_after
       FROM json_to_recordset(json_build_array(json_build_object(
       'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
-      'expireInSeconds', 15))::text::json) as x (
+      'expireInSeconds', coalesce(p_expire_seconds, 15)))::text::json) as x (
         id uuid,
         priority integer,
         data jsonb,
@@ -1067,7 +1206,8 @@ AS $function$
       FROM ins WHERE start_after <= pgboss.job_now() LIMIT 1
     )
     SELECT id FROM ins WHERE (SELECT count(*) FROM notified) >= 0
-  
+  ;
+    end
     $function$;
 
 CREATE OR REPLACE FUNCTION public.slot_id(p_resource_id uuid, p_start timestamp with time zone)

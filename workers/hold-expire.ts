@@ -23,7 +23,7 @@ export const holdExpire: JobHandler<{ hold_id: string }> = {
     // happen is the hold read, to tell "settled already" from "not due yet".
     if (
       await db.transaction((trx) =>
-        recordEvents(trx, boss, (events) => expireHoldIfDue(trx, boss, events, hold_id)),
+        recordEvents(trx, (events) => expireHoldIfDue(trx, boss, events, hold_id)),
       )
     ) {
       log.debug({ hold_id }, 'hold expired');

@@ -13,12 +13,12 @@ export const waitlistPromote: JobHandler<{ event_id: string }> = {
   kind: WAITLIST_PROMOTE,
   batchSize: 10,
   pollingIntervalSeconds: 2,
-  async handle({ event_id }, { db, boss, log }) {
+  async handle({ event_id }, { db, log }) {
     const promoted = await db.transaction(async (trx) => {
       const window = await waitlist.freedWindow(trx, event_id);
       if (!window) return undefined;
       await waitlist.lockQueue(trx, window);
-      return recordEvents(trx, boss, (events) => waitlist.promoteOldest(trx, events, window));
+      return recordEvents(trx, (events) => waitlist.promoteOldest(trx, events, window));
     });
     if (promoted) log.info({ event_id, entry_id: promoted.id }, 'waitlist entry promoted');
   },

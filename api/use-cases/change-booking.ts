@@ -42,7 +42,7 @@ export function cancelBooking<R>(
         `The booking is ${booking.status}; only a BOOKED booking can be cancelled.`,
       );
     }
-    await recordEvents(trx, deps.boss, async (events) => {
+    await recordEvents(trx, async (events) => {
       await releaseBooked(
         trx,
         deps.boss,
@@ -65,7 +65,7 @@ export function refundBooking<R>(
   return changeOwnBooking(deps, partnerId, bookingId, input, 'booking_refund', async (trx, booking) => {
     const refunded = await bookings.refund(trx, booking.id, input.reason ?? null);
     if (!refunded) throw new InvalidHoldStateError('The booking is already REFUNDED.');
-    await recordEvents(trx, deps.boss, async (events) => {
+    await recordEvents(trx, async (events) => {
       const eventId = await events.bookingEvent(trx, 'booking_refunded', refunded.id);
       if (booking.status === 'BOOKED') await releaseBooked(trx, deps.boss, booking, eventId);
     });

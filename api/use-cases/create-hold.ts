@@ -128,7 +128,7 @@ function holdRefused({ reason, detail }: Refusal): Error {
 async function expireOverdueHolds(deps: { db: Knex; boss: PgBoss }, holdIds: string[]): Promise<void> {
   for (const holdId of holdIds) {
     await transaction(deps.db, (trx) =>
-      recordEvents(trx, deps.boss, (events) => expireHoldIfDue(trx, deps.boss, events, holdId)),
+      recordEvents(trx, (events) => expireHoldIfDue(trx, deps.boss, events, holdId)),
     );
   }
 }

@@ -35,7 +35,7 @@ export async function releaseHold<R>(
         throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be released.`);
       }
       const cancelled = (await holds.cancel(trx, hold.id, input.reason ?? null))!;
-      await recordEvents(trx, boss, async (events) => {
+      await recordEvents(trx, async (events) => {
         await freeWindow(trx, boss, hold.id, await events.holdEvent(trx, 'hold_cancelled', cancelled.id));
       });
       return present(cancelled);

@@ -21,9 +21,14 @@
  *   windows on one unit share the hour of any instant they share, so they still queue, and never
  *   deadlock inside the exclusion check (DESIGN.md). The overlap read runs after the lock, in a
  *   fresh snapshot, so it sees every rival that committed before.
- * - Events are recorded by `record_hold_event()` / `record_booking_event()`, which also send the
- *   event's webhook.fanout job, and the hold's expiry job is sent, through the functions
- *   `npm run migrate` generates from pg-boss's own send() (db/jobs/sql-send.ts).
+ * - An event is published in the transaction that records it (`publish_event()`): its deliveries
+ *   are made there and then, each with its first attempt's job, instead of by a webhook.fanout job
+ *   per event. That job cost more than the rest of the hold together (a send, then the worker's
+ *   fetch, transaction and completion, for every event, subscribers or not), and delayed every
+ *   delivery by a second queue hop. A subscription now hears of the events recorded once it exists
+ *   (and its partner holds the grant), which is also what a partner reads it to mean.
+ *   `record_hold_event()` / `record_booking_event()` record and publish; jobs are sent through the
+ *   functions `npm run migrate` generates from pg-boss's own send() (db/jobs/sql-send.ts).
  */
 import type { Knex } from 'knex';
 
@@ -51,7 +56,33 @@ export async function up(knex: Knex): Promise<void> {
     end
     $$;
 
-    -- Records an event of a hold and publishes it (its webhook.fanout job), in the caller's transaction.
+    -- Publishes an event, in the transaction that records it: one delivery per active subscription
+    -- that lists its type, of every partner granted the event's venue, each with its first attempt
+    -- named and queued (its lease, webhook.deliver's expiry, is the connection's setting
+    -- booking.webhook_attempt_lease_seconds when set: db/postgres/knex.ts). Publishing twice
+    -- creates nothing twice.
+    create function publish_event(p_event_id uuid) returns void language plpgsql as $$
+    declare
+      v_delivery record;
+    begin
+      for v_delivery in
+        insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at)
+        select e.id, s.id, s.partner_id, gen_random_uuid(), now()
+          from events e
+          join venue_grants g on g.venue_id = e.venue_id
+          join webhook_subscriptions s on s.partner_id = g.partner_id
+         where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
+        on conflict (event_id, subscription_id) do nothing
+        returning id, next_attempt_id
+      loop
+        perform from send_job_webhook_deliver(
+          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id), null,
+          nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
+      end loop;
+    end
+    $$;
+
+    -- Records an event of a hold and publishes it, in the caller's transaction.
     create function record_hold_event(h holds, p_type text) returns uuid language plpgsql as $$
     declare
       v_id uuid;
@@ -59,7 +90,7 @@ export async function up(knex: Knex): Promise<void> {
       insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
         values (p_type, h.venue_id, h.partner_id, h.id, null, h.slot_id, hold_event_details(h))
         returning id into v_id;
-      perform from send_job_webhook_fanout(jsonb_build_object('event_id', v_id));
+      perform publish_event(v_id);
       return v_id;
     end
     $$;
@@ -72,7 +103,7 @@ export async function up(knex: Knex): Promise<void> {
       insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
         values (p_type, b.venue_id, b.partner_id, b.hold_id, b.id, b.slot_id, booking_event_details(b))
         returning id into v_id;
-      perform from send_job_webhook_fanout(jsonb_build_object('event_id', v_id));
+      perform publish_event(v_id);
       return v_id;
     end
     $$;
@@ -253,6 +284,7 @@ export async function down(knex: Knex): Promise<void> {
     drop function place_hold(uuid, text, text, uuid, uuid, timestamptz, integer, text);
     drop function record_booking_event(bookings, text);
     drop function record_hold_event(holds, text);
+    drop function publish_event(uuid);
     drop function lock_reservation_windows(uuid[], tstzrange);
     alter table idempotency_keys drop column result;
   `);

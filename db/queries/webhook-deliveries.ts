@@ -30,23 +30,14 @@ export interface ScheduledAttempt {
 }
 
 /**
- * Creates one delivery per active subscription that lists the event's type, of every partner
- * currently granted the event's venue, each with its first attempt named and due now. A repeat (the
- * fan-out job run twice) creates nothing. Returns the deliveries this call created.
+ * Publishes events: one delivery per active subscription that lists the event's type, of every
+ * partner granted the event's venue, each with its first attempt named and queued, in `trx`
+ * (`publish_event()` in SQL, which the hold and confirm functions call themselves). Publishing an
+ * event twice creates nothing twice.
  */
-export async function fanOut(trx: Knex, eventId: string): Promise<ScheduledAttempt[]> {
-  const { rows } = await trx.raw<{ rows: ScheduledAttempt[] }>(
-    `insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at)
-     select e.id, s.id, s.partner_id, gen_random_uuid(), now()
-       from events e
-       join venue_grants g on g.venue_id = e.venue_id
-       join webhook_subscriptions s on s.partner_id = g.partner_id
-      where e.id = ? and s.is_active and e.event_type = any (s.event_types)
-     on conflict (event_id, subscription_id) do nothing
-     returning id as delivery_id, next_attempt_id as attempt_id`,
-    [eventId],
-  );
-  return rows;
+export async function publish(trx: Knex, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await trx.raw('select publish_event(id) from unnest(?::uuid[]) as id', [[...eventIds]]);
 }
 
 /** What an attempt needs: the delivery, its event and where and with which secret to send it. */

@@ -1,8 +1,10 @@
 /**
  * The event recorder, the one way to record an event: every change of a hold, a booking or a
  * waitlist entry records its event in the transaction that makes the change (so an event exists if
- * and only if its change committed), and every event recorded is published — its
- * `webhook.fanout` job enqueued in that same transaction — before the recorder lets go.
+ * and only if its change committed), and every event recorded is published — its deliveries made,
+ * each with its first attempt's job, in that same transaction (`publish_event()`) — before the
+ * recorder lets go. (The hold and confirm functions record and publish in SQL alike:
+ * `record_hold_event()`, `record_booking_event()`.)
  *
  * An event is recorded only through an `EventLog`, and a log exists only inside `recordEvents()`,
  * which publishes everything the log recorded when the work it wraps is done. A statement that
@@ -11,13 +13,11 @@
  * reports the ids it got back (`log.recorded(ids)`); a statement that took the SQL and reported
  * nothing is a bug `recordEvents()` refuses, rather than an event nobody hears of. What each event
  * says is defined once, in SQL: `hold_event_details(h)`, `booking_event_details(b)`, and the
- * promotion's details below. (test/helpers/database.ts checks after every test file that each
- * event row has exactly one fan-out job.)
+ * promotion's details below. (test/helpers/database.ts checks after every test file that every
+ * event has the deliveries its subscribers were owed, each with its job.)
  */
-import type { PgBoss } from 'pg-boss';
-import { enqueue } from '../jobs/enqueue.ts';
-import { WEBHOOK_FANOUT } from '../jobs/kinds.ts';
 import type { Knex } from '../postgres/knex.ts';
+import { publish } from '../queries/webhook-deliveries.ts';
 import type { BookingEventType, EventLog, HoldEventType } from '../queries/events.ts';
 
 export type { BookingEventType, EventLog, HoldEventType } from '../queries/events.ts';
@@ -97,16 +97,15 @@ function literal(type: string): string {
 
 /**
  * Runs `work` with an event log in `trx`, then publishes every event the log recorded (their
- * fan-out jobs, in `trx`). The only way to record events.
+ * deliveries and their jobs, in `trx`). The only way to record events.
  */
 export async function recordEvents<T>(
   trx: Knex.Transaction,
-  boss: PgBoss,
   work: (log: EventLog) => Promise<T>,
 ): Promise<T> {
   const log = new TransactionEventLog();
   const result = await work(log);
   log.assertReported();
-  for (const eventId of log.ids) await enqueue(boss, trx, WEBHOOK_FANOUT, { event_id: eventId });
+  await publish(trx, log.ids);
   return result;
 }

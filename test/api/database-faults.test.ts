@@ -52,7 +52,11 @@ test('an unreachable database: keyed routes and health answer 503, never 500', a
 /** A rival transaction holding the window's lock, as a hold of that window does while it commits. */
 async function lockWindow(db: Knex, resourceId: string, start: Date, end: Date) {
   const rival = await db.transaction();
-  await rival.raw('select lock_reservation_windows(array[?::uuid], tstzrange(?, ?))', [resourceId, start, end]);
+  await rival.raw('select lock_reservation_windows(array[?::uuid], tstzrange(?, ?))', [
+    resourceId,
+    start,
+    end,
+  ]);
   return () => rival.rollback();
 }
 

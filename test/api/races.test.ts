@@ -215,40 +215,47 @@ test('every committed state change has exactly one event; a refused or rolled-ba
 });
 
 // Serial: it breaks the database's job sending for a moment, which other tests share.
-test.serial('a hold whose statement fails at its last step leaves no hold, reservation, event or spent key', async (t) => {
-  const { db, boss } = database();
-  const w = await makeBookingWorld(db);
-  const [, , , , , , , slot] = await gridSlots(db, w.venueId, w.court);
-  const key = randomUUID();
-  const input = {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slot!.slot_start,
-    slot_duration_minutes: 60,
-    idempotency_key: key,
-  };
-  // The expiry job is the last write of the statement; a queue that refuses it rolls back all.
-  await db.raw(`create or replace function send_job_hold_expire(p_data jsonb, p_start_after timestamptz default null)
+test.serial(
+  'a hold whose statement fails at its last step leaves no hold, reservation, event or spent key',
+  async (t) => {
+    const { db, boss } = database();
+    const w = await makeBookingWorld(db);
+    const [, , , , , , , slot] = await gridSlots(db, w.venueId, w.court);
+    const key = randomUUID();
+    const input = {
+      venue_id: w.venueId,
+      resource_id: w.court,
+      slot_start: slot!.slot_start,
+      slot_duration_minutes: 60,
+      idempotency_key: key,
+    };
+    // The expiry job is the last write of the statement; a queue that refuses it rolls back all.
+    await db.raw(`create or replace function send_job_hold_expire(
+    p_data jsonb, p_start_after timestamptz default null, p_expire_seconds integer default null)
     returns setof uuid language plpgsql as $$ begin raise exception 'queue unavailable'; end $$`);
-  try {
-    await t.throwsAsync(() => createHold({ db, boss }, w.partnerId, input, (hold) => hold), {
-      message: /queue unavailable/,
-    });
-  } finally {
-    await installSendFunctions(db);
-  }
-  t.is(Number((await db('holds').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
-  t.is(
-    Number((await db('reservations').where({ unit_id: w.court, active: true }).count({ n: '*' }))[0]!.n),
-    0,
-  );
-  t.is(Number((await db('events').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
-  t.is(Number((await db('idempotency_keys').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
+    try {
+      await t.throwsAsync(() => createHold({ db, boss }, w.partnerId, input, (hold) => hold), {
+        message: /queue unavailable/,
+      });
+    } finally {
+      await installSendFunctions(db);
+    }
+    t.is(Number((await db('holds').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
+    t.is(
+      Number((await db('reservations').where({ unit_id: w.court, active: true }).count({ n: '*' }))[0]!.n),
+      0,
+    );
+    t.is(Number((await db('events').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 0);
+    t.is(
+      Number((await db('idempotency_keys').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n),
+      0,
+    );
 
-  const retried = await createHold({ db, boss }, w.partnerId, input, (hold) => hold);
-  t.is(retried.status, 'ACTIVE', 'the key was not spent: the retry places the hold');
-  t.is(Number((await db('events').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 1);
-});
+    const retried = await createHold({ db, boss }, w.partnerId, input, (hold) => hold);
+    t.is(retried.status, 'ACTIVE', 'the key was not spent: the retry places the hold');
+    t.is(Number((await db('events').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 1);
+  },
+);
 
 test('20 parallel confirms paying with a package of 3 credits: exactly 3 take a credit, none below zero', async (t) => {
   const { db } = database();

@@ -151,7 +151,7 @@ test('observability counts only your deliveries; redelivery re-queues only your 
     endpoint_url: 'https://example.com/dead',
     event_types: ['hold_created'],
   });
-  const eventId = await publishedEvent(db, database().boss, partnerId, randomUUID());
+  const eventId = await publishedEvent(db, partnerId, randomUUID());
   const attemptId = randomUUID();
   const [delivery] = await db('webhook_deliveries')
     .insert({

@@ -14,10 +14,10 @@ import { ROOT } from '../helpers/processes.ts';
 const database = useTestDatabase(test);
 
 test('event SQL taken and not reported is refused, and its transaction rolls back', async (t) => {
-  const { db, boss } = database();
+  const { db } = database();
   await t.throwsAsync(
     db.transaction((trx) =>
-      recordEvents(trx, boss, (events) => {
+      recordEvents(trx, (events) => {
         events.holdEvents('h', 'hold_created');
         return Promise.resolve();
       }),
@@ -26,7 +26,7 @@ test('event SQL taken and not reported is refused, and its transaction rolls bac
   );
   await t.throwsAsync(
     db.transaction((trx) =>
-      recordEvents(trx, boss, (events) => {
+      recordEvents(trx, (events) => {
         events.recorded(['00000000-0000-0000-0000-000000000000']);
         return Promise.resolve();
       }),

@@ -11,6 +11,7 @@ import { loadConfig, type Config } from '../../db/platform/config.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../db/postgres/database-url.ts';
 import { createDb, type Knex } from '../../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../../db/platform/log.ts';
+import { attemptLeaseSeconds } from '../../db/jobs/kinds.ts';
 
 /** What every test file gets: its database, a pool and a started pg-boss on it, a quiet logger. */
 export interface TestDatabase {
@@ -48,7 +49,15 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const log = createLogger(config.logLevel);
   const boss = createBoss(url, 'web', log);
   await boss.start();
-  return { name, url, adminUrl, db: createDb(url, { poolMax: 10, log }), boss, log, config };
+  return {
+    name,
+    url,
+    adminUrl,
+    db: createDb(url, { poolMax: 10, log, webhookAttemptLeaseSeconds: attemptLeaseSeconds(config) }),
+    boss,
+    log,
+    config,
+  };
 }
 
 /** The file's database: call it inside tests; await `.ready()` inside other `before` hooks. */
@@ -64,16 +73,27 @@ export function useTestDatabase<C>(test: TestFn<C>): DatabaseHandle {
   let failed = false;
   const ready = () => (creating ??= createTestDatabase().then((d) => (database = d)));
   test.before(ready);
-  // An invariant of the event recorder (db/rules/events.ts), checked on every file's database.
-  test.after('every event recorded has exactly one fan-out job', async (t) => {
-    const { rows } = await handle().db.raw<{ rows: { id: string; event_type: string; fanouts: number }[] }>(
-      `select e.id, e.event_type, count(j.id)::int as fanouts
+  // Invariants of event publishing (db/rules/events.ts, publish_event()), checked on every file's
+  // database: every event has a delivery for each subscription that was owed one (active, listing
+  // its type, of a partner granted the venue, both in place before the event), and every delivery
+  // has its attempt's job.
+  test.after('every event has the deliveries its subscribers were owed, each with its job', async (t) => {
+    const { db } = handle();
+    const { rows: missing } = await db.raw<{ rows: { event_id: string; subscription_id: string }[] }>(
+      `select e.id as event_id, s.id as subscription_id
          from events e
-         left join pgboss.job j on j.name = 'webhook.fanout' and j.data ->> 'event_id' = e.id::text
-        group by e.id, e.event_type
-       having count(j.id) <> 1`,
+         join venue_grants g on g.venue_id = e.venue_id and g.created_at < e.occurred_at
+         join webhook_subscriptions s on s.partner_id = g.partner_id and s.created_at < e.occurred_at
+        where s.is_active and e.event_type = any (s.event_types)
+          and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.subscription_id = s.id)`,
     );
-    t.deepEqual(rows, []);
+    t.deepEqual(missing, [], 'deliveries missing');
+    const { rows: jobless } = await db.raw<{ rows: { id: string }[] }>(
+      `select d.id from webhook_deliveries d
+        where not exists (select 1 from pgboss.job j
+                           where j.name = 'webhook.deliver' and j.data ->> 'delivery_id' = d.id::text)`,
+    );
+    t.deepEqual(jobless, [], 'deliveries without a job');
   });
   test.afterEach.always((t) => {
     if (!t.passed) failed = true;

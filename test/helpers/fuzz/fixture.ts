@@ -26,13 +26,13 @@ export interface FuzzFixture {
 export function useFuzzFixture<C>(test: TestFn<C>, database: DatabaseHandle): () => FuzzFixture {
   let fixture: FuzzFixture | undefined;
   test.before(async () => {
-    const { db, boss } = await database.ready();
+    const { db } = await database.ready();
     const server = await startApp(await database.ready());
     let secret = '';
     const receiver = await startReceiver(() => secret);
     const served = await rawCall(server, { method: 'GET', target: `${API_PREFIX}/openapi.json` });
     if (served.status !== 200) throw new Error(`GET /openapi.json answered ${served.status}`);
-    const world = await buildWorld(db, boss, server, receiver.url);
+    const world = await buildWorld(db, server, receiver.url);
     secret = world.secret;
     const digest = await openDigest(db, database().url);
     fixture = { server, receiver, document: served.body, world, digest };

@@ -7,7 +7,6 @@
  * keys they use are kept, so that the fuzz replays them now and then.
  */
 import { randomUUID } from 'node:crypto';
-import type { PgBoss } from 'pg-boss';
 import type { Knex } from '../../../db/postgres/knex.ts';
 import { publishedEvent } from '../events.ts';
 import { confirm, hold, makeOverdue, type BookingWorld } from '../booking.ts';
@@ -197,16 +196,16 @@ export async function makeEntries({ server, venues }: Setup): Promise<string[]> 
 }
 
 /** A subscription of each partner (ours to `receiverUrl`), with deliveries dead-lettered and delivered. */
-export async function makeWebhooks({ db, server, venues }: Setup, receiverUrl: string, boss: PgBoss) {
+export async function makeWebhooks({ db, server, venues }: Setup, receiverUrl: string) {
   const { w, other } = venues;
   const subscription = await subscribe(server, w.apiKey, receiverUrl);
   const otherSubscription = await subscribe(server, other.apiKey, 'https://example.com/hooks');
   const deliveries = [];
   for (const status of ['dead_letter', 'dead_letter', 'dead_letter', 'delivered'] as const) {
-    deliveries.push(await deliveryAttempt(db, boss, w.partnerId, w.venueId, subscription.id, status));
+    deliveries.push(await deliveryAttempt(db, w.partnerId, w.venueId, subscription.id, status));
   }
   deliveries.push(
-    await deliveryAttempt(db, boss, other.partnerId, other.venueId, otherSubscription.id, 'dead_letter'),
+    await deliveryAttempt(db, other.partnerId, other.venueId, otherSubscription.id, 'dead_letter'),
   );
   return { subscription, otherSubscription, deliveries };
 }
@@ -214,13 +213,12 @@ export async function makeWebhooks({ db, server, venues }: Setup, receiverUrl: s
 /** A delivery of a new event to `subscriptionId`, as five failed attempts (or a success) leave it. */
 async function deliveryAttempt(
   db: Knex,
-  boss: PgBoss,
   partnerId: string,
   venueId: string,
   subscriptionId: string,
   status: 'dead_letter' | 'delivered',
 ): Promise<string> {
-  const eventId = await publishedEvent(db, boss, partnerId, venueId);
+  const eventId = await publishedEvent(db, partnerId, venueId);
   const attemptId = randomUUID();
   const [delivery] = await db('webhook_deliveries')
     .insert({
@@ -232,7 +230,12 @@ async function deliveryAttempt(
       last_attempt_id: attemptId,
       last_status_code: status === 'dead_letter' ? 503 : 200,
       last_attempt_at: db.fn.now(),
+      next_attempt_id: null,
+      next_attempt_at: null,
     })
+    // Publishing made the delivery, pending; it becomes what its attempts left.
+    .onConflict(['event_id', 'subscription_id'])
+    .merge()
     .returning('id');
   await db('webhook_attempts').insert({
     id: attemptId,

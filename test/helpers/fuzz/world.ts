@@ -6,7 +6,6 @@
  * record can be in. The records themselves are made in `world-records.ts`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { PgBoss } from 'pg-boss';
 import type { Knex } from '../../../db/postgres/knex.ts';
 import { localDate, makeBookingWorld } from '../booking.ts';
 import { makeResource, makeVenue } from '../factories.ts';
@@ -50,17 +49,12 @@ export interface World {
  * webhook subscription to a local receiver with dead-lettered deliveries; another partner with the
  * same; a paused and an ungranted venue; a member's phone.
  */
-export async function buildWorld(
-  db: Knex,
-  boss: PgBoss,
-  server: TestServer,
-  receiverUrl: string,
-): Promise<World> {
+export async function buildWorld(db: Knex, server: TestServer, receiverUrl: string): Promise<World> {
   const setup = setupCalls(db, server, await makeVenues(db, server));
   const bookings = await makeHoldsAndBookings(setup);
   const packages = await makePackagesAndOthers(setup);
   const entries = await makeEntries(setup);
-  const webhooks = await makeWebhooks(setup, receiverUrl, boss);
+  const webhooks = await makeWebhooks(setup, receiverUrl);
   return worldOf(setup, { ...bookings, ...packages, entries, ...webhooks }, receiverUrl);
 }
 
