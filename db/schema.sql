@@ -451,7 +451,9 @@ AS $function$
         raise exception using errcode = 'PB000', message = 'not_the_member';
       end if;
       if p_use_package_credit then
-        -- The caller's purchase for this customer and venue that expires first; none: a paid confirm.
+        -- The caller's purchase for this customer and venue that expires first, locked: a concurrent
+        -- confirm that emptied it first makes the lock's recheck skip it to the next, so the last
+        -- credit is taken once and none goes below zero. None left: a paid confirm (CONTRACT.md).
         update package_purchases p set credits_remaining = p.credits_remaining - 1
           from (select pp.id from package_purchases pp
                  where pp.partner_id = p_partner_id and pp.venue_id = v_hold.venue_id

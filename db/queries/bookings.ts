@@ -29,16 +29,6 @@ export interface BookingRow {
   refund_reason: string | null;
 }
 
-/** The fields of a new booking beyond those it takes from its hold. */
-export interface NewBooking {
-  paymentReference: string;
-  paymentMethod: string | null;
-  packagePurchaseId: string | null;
-  customerName: string;
-  customerPhone: string;
-  customerEmail: string | null;
-}
-
 /** A confirm as the database function makes it: what the partner asked for, checked there. */
 export interface HoldConfirmation {
   partnerId: string;

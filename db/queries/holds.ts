@@ -26,19 +26,6 @@ export interface HoldRow {
   expired_at: Date | null;
 }
 
-/** The fields of a new hold; its expiry is `now() + holdSeconds` on the database clock. */
-export interface NewHold {
-  partnerId: string;
-  venueId: string;
-  resourceId: string;
-  slotStart: Date;
-  slotEnd: Date;
-  holdSeconds: number;
-  priceRupees: number;
-  customerPhone: string | null;
-  discountPercent: number;
-}
-
 /** A hold as the database function places it: what the partner asked for, checked there. */
 export interface HoldPlacement {
   partnerId: string;

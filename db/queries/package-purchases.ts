@@ -63,31 +63,6 @@ export function listActive(
     .orderBy([{ column: 'expires_at' }, { column: 'id' }]);
 }
 
-/**
- * Takes one credit from the partner's active purchase for this customer and venue that expires
- * first, and returns that purchase's id; undefined when none has a credit left. The candidate is
- * locked (FOR UPDATE): a concurrent confirm that emptied it first makes the lock's recheck skip it
- * to the next purchase, so the last credit is taken once and credits never go below zero.
- */
-export async function takeCredit(
-  trx: Knex,
-  owner: { partnerId: string; venueId: string; customerPhone: string },
-): Promise<string | undefined> {
-  const { rows } = await trx.raw<{ rows: { id: string }[] }>(
-    `update package_purchases p set credits_remaining = p.credits_remaining - 1
-       from (select id from package_purchases
-              where partner_id = ? and venue_id = ? and customer_phone = ?
-                and credits_remaining > 0 and expires_at > now()
-              order by expires_at, id
-              limit 1
-              for update) c
-      where p.id = c.id
-      returning p.id`,
-    [owner.partnerId, owner.venueId, owner.customerPhone],
-  );
-  return rows[0]?.id;
-}
-
 /** Gives back one credit to a purchase that has not expired; true if it was given back. */
 export async function returnCredit(trx: Knex, id: string): Promise<boolean> {
   const changed = await trx('package_purchases')
