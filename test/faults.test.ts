@@ -309,6 +309,19 @@ async function assertDeliveredAndSettled(
     },
     { timeout: 60_000, interval: 200 },
   );
+  // A request the receiver saw may still be an attempt in flight (a hanging endpoint): settled
+  // means every delivery of the venue's events was delivered.
+  await waitFor(
+    async () => {
+      const { rows } = await db.raw<{ rows: { n: number }[] }>(
+        `select count(*)::int as n from webhook_deliveries d join events e on e.id = d.event_id
+          where e.venue_id = ? and d.status <> 'delivered'`,
+        [venueId],
+      );
+      return rows[0]!.n === 0;
+    },
+    { timeout: 60_000, interval: 200 },
+  );
   await waitFor(
     async () => {
       const { rows } = await db.raw<{ rows: { n: number }[] }>(
