@@ -10,7 +10,7 @@ import { runAsProcess } from '../db/platform/shutdown.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { buildApp } from './app.ts';
 import { closeGracefully, listen } from './server.ts';
-import { attemptLeaseSeconds } from '../db/jobs/kinds.ts';
+import { expiryOf, WEBHOOK_DELIVER } from '../db/jobs/kinds.ts';
 
 /** How long in-flight requests get to finish after SIGTERM before their sockets are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -38,7 +38,7 @@ export async function startWeb(
     log,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     lockTimeoutMs: config.databaseLockTimeoutMs,
-    webhookAttemptLeaseSeconds: attemptLeaseSeconds(config),
+    webhookDeliverExpirySeconds: expiryOf(WEBHOOK_DELIVER, config),
   });
   const boss = createBoss(databaseUrl, 'web', log);
   await boss.start();

@@ -1,9 +1,9 @@
 /**
  * `npm run migrate`: knex migrations, then the pg-boss schema and queues, and the SQL functions that
- * send jobs from the database (db/jobs/sql-send.ts). Two migrate processes
- * may start at once (a release phase and a laptop, two deploys): a session advisory lock makes
- * the second wait for the first and then find nothing left to do, instead of failing on knex's
- * migration lock or racing pg-boss's installer.
+ * send jobs from the database (db/jobs/sql-send.ts). Two migrate processes may start at once (a
+ * release phase and a laptop, two deploys): a session advisory lock makes the second wait for the
+ * first and then find nothing left to do, instead of failing on knex's migration lock or racing
+ * pg-boss's installer.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -407,6 +407,23 @@ AS $function$
         'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)
     $function$;
 
+CREATE OR REPLACE FUNCTION public.claim_idempotency_key(p_partner_id uuid, p_key text, p_operation text, p_fingerprint text)
+ RETURNS idempotency_keys
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_record idempotency_keys;
+    begin
+      insert into idempotency_keys (partner_id, key, operation, fingerprint)
+        values (p_partner_id, p_key, p_operation, p_fingerprint) on conflict do nothing;
+      if found then
+        return null;
+      end if;
+      select k.* into v_record from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+      return v_record;
+    end
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.confirm_hold(p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text, p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
  RETURNS record
  LANGUAGE plpgsql
@@ -415,13 +432,12 @@ AS $function$
       v_hold holds;
       v_purchase uuid;
       v_booking bookings;
+      v_used idempotency_keys;
     begin
-      insert into idempotency_keys (partner_id, key, operation, fingerprint)
-        values (p_partner_id, p_key, 'confirm', p_fingerprint) on conflict do nothing;
-      if not found then
-        select true, k.operation, k.fingerprint, k.result, k.response
-          into replayed, operation, fingerprint, result, response
-          from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+      v_used := claim_idempotency_key(p_partner_id, p_key, 'confirm', p_fingerprint);
+      if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
+        select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
+          into replayed, operation, fingerprint, result, response;
         return;
       end if;
 
@@ -436,14 +452,13 @@ AS $function$
       if not venue_authorized(p_partner_id, v_hold.venue_id) then
         raise exception using errcode = 'PB000', message = 'venue_not_authorized';
       end if;
-      if v_hold.status = 'EXPIRED' or (v_hold.status = 'ACTIVE' and v_hold.hold_expiry_at <= now()) then
+      if hold_is_expired(v_hold) then
         raise exception using errcode = 'PB000', message = 'hold_expired';
       end if;
       if v_hold.status <> 'ACTIVE' then
         raise exception using errcode = 'PB000', message = 'invalid_hold_state', detail = v_hold.status;
       end if;
-      if (select count(*) from reservations rv where rv.hold_id = v_hold.id and reservation_is_live(rv))
-         <> cardinality(resource_units(v_hold.resource_id)) then
+      if not hold_is_intact(v_hold) then
         raise exception using errcode = 'PB000', message = 'double_booking';
       end if;
       -- A member's price is for that member (CONTRACT.md, "Hardening answers").
@@ -494,6 +509,23 @@ AS $function$
         'price_rupees', h.price_rupees, 'hold_expiry_at', iso_utc(h.hold_expiry_at), 'status', h.status)
     $function$;
 
+CREATE OR REPLACE FUNCTION public.hold_is_expired(h holds)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+      select h.status = 'EXPIRED' or (h.status = 'ACTIVE' and h.hold_expiry_at <= now())
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.hold_is_intact(h holds)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+      select (select count(*) from reservations rv where rv.hold_id = h.id and reservation_is_live(rv))
+             = cardinality(resource_units(h.resource_id))
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.iso_utc(t timestamp with time zone)
  RETURNS text
  LANGUAGE sql
@@ -538,13 +570,12 @@ AS $function$
       v_live uuid[];
       v_overdue uuid[];
       v_hold holds;
+      v_used idempotency_keys;
     begin
-      insert into idempotency_keys (partner_id, key, operation, fingerprint)
-        values (p_partner_id, p_key, 'hold', p_fingerprint) on conflict do nothing;
-      if not found then
-        select true, k.operation, k.fingerprint, k.result, k.response
-          into replayed, operation, fingerprint, result, response
-          from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+      v_used := claim_idempotency_key(p_partner_id, p_key, 'hold', p_fingerprint);
+      if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
+        select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
+          into replayed, operation, fingerprint, result, response;
         return;
       end if;
 

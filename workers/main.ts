@@ -13,7 +13,7 @@ import { runAsProcess } from '../db/platform/shutdown.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
 import { handlers } from './registry.ts';
-import { attemptLeaseSeconds } from '../db/jobs/kinds.ts';
+import { expiryOf, WEBHOOK_DELIVER } from '../db/jobs/kinds.ts';
 
 /** How long active jobs get to finish after SIGTERM. */
 const STOP_TIMEOUT_MS = 30_000;
@@ -49,7 +49,7 @@ export async function startWorkers(
     log,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     lockTimeoutMs: config.databaseLockTimeoutMs,
-    webhookAttemptLeaseSeconds: attemptLeaseSeconds(config),
+    webhookDeliverExpirySeconds: expiryOf(WEBHOOK_DELIVER, config),
   });
   const boss = createBoss(databaseUrl, 'worker', log);
   await boss.start();

@@ -14,7 +14,7 @@ export const webhookFanout: JobHandler<{ event_id: string }> = {
   batchSize: 10,
   pollingIntervalSeconds: 2,
   async handle({ event_id }, { db, log }) {
-    await db.transaction((trx) => deliveries.publish(trx, [event_id]));
+    await deliveries.publish(db, [event_id]);
     log.debug({ event_id }, 'webhook.fanout');
   },
 };

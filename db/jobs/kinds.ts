@@ -62,7 +62,10 @@ export const HOLD_EXPIRE = {
   notify: false,
 } satisfies JobKind;
 
-/** webhook.fanout: one delivery per subscription that listens to the event (workers/webhook-fanout.ts). */
+/**
+ * webhook.fanout: publishes one event (workers/webhook-fanout.ts). No longer sent: events are
+ * published in the transaction that records them. Kept for the jobs an earlier version queued.
+ */
 export const WEBHOOK_FANOUT = {
   name: 'webhook.fanout',
   payload: z.object({ event_id: z.guid() }),

@@ -108,6 +108,35 @@ export async function up(knex: Knex): Promise<void> {
     end
     $$;
 
+    -- Claims an idempotency key for the calling transaction: null when this call claimed it, else
+    -- the key's record. A claim in flight elsewhere is waited for (the unique index), and the record
+    -- is read by a statement of its own, so it sees what that claim committed.
+    create function claim_idempotency_key(p_partner_id uuid, p_key text, p_operation text, p_fingerprint text)
+    returns idempotency_keys language plpgsql as $$
+    declare
+      v_record idempotency_keys;
+    begin
+      insert into idempotency_keys (partner_id, key, operation, fingerprint)
+        values (p_partner_id, p_key, p_operation, p_fingerprint) on conflict do nothing;
+      if found then
+        return null;
+      end if;
+      select k.* into v_record from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+      return v_record;
+    end
+    $$;
+
+    -- A hold has expired: EXPIRED, or ACTIVE past its expiry on the database clock (its job not run).
+    create function hold_is_expired(h holds) returns boolean language sql stable as $$
+      select h.status = 'EXPIRED' or (h.status = 'ACTIVE' and h.hold_expiry_at <= now())
+    $$;
+
+    -- Every unit of a hold's resource still has the hold's live reservation.
+    create function hold_is_intact(h holds) returns boolean language sql stable as $$
+      select (select count(*) from reservations rv where rv.hold_id = h.id and reservation_is_live(rv))
+             = cardinality(resource_units(h.resource_id))
+    $$;
+
     -- POST /bookings/hold. Returns the new hold, or (replayed) what the key stored.
     create function place_hold(
       p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid,
@@ -127,13 +156,12 @@ export async function up(knex: Knex): Promise<void> {
       v_live uuid[];
       v_overdue uuid[];
       v_hold holds;
+      v_used idempotency_keys;
     begin
-      insert into idempotency_keys (partner_id, key, operation, fingerprint)
-        values (p_partner_id, p_key, 'hold', p_fingerprint) on conflict do nothing;
-      if not found then
-        select true, k.operation, k.fingerprint, k.result, k.response
-          into replayed, operation, fingerprint, result, response
-          from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+      v_used := claim_idempotency_key(p_partner_id, p_key, 'hold', p_fingerprint);
+      if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
+        select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
+          into replayed, operation, fingerprint, result, response;
         return;
       end if;
 
@@ -209,13 +237,12 @@ export async function up(knex: Knex): Promise<void> {
       v_hold holds;
       v_purchase uuid;
       v_booking bookings;
+      v_used idempotency_keys;
     begin
-      insert into idempotency_keys (partner_id, key, operation, fingerprint)
-        values (p_partner_id, p_key, 'confirm', p_fingerprint) on conflict do nothing;
-      if not found then
-        select true, k.operation, k.fingerprint, k.result, k.response
-          into replayed, operation, fingerprint, result, response
-          from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+      v_used := claim_idempotency_key(p_partner_id, p_key, 'confirm', p_fingerprint);
+      if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
+        select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
+          into replayed, operation, fingerprint, result, response;
         return;
       end if;
 
@@ -230,14 +257,13 @@ export async function up(knex: Knex): Promise<void> {
       if not venue_authorized(p_partner_id, v_hold.venue_id) then
         raise exception using errcode = 'PB000', message = 'venue_not_authorized';
       end if;
-      if v_hold.status = 'EXPIRED' or (v_hold.status = 'ACTIVE' and v_hold.hold_expiry_at <= now()) then
+      if hold_is_expired(v_hold) then
         raise exception using errcode = 'PB000', message = 'hold_expired';
       end if;
       if v_hold.status <> 'ACTIVE' then
         raise exception using errcode = 'PB000', message = 'invalid_hold_state', detail = v_hold.status;
       end if;
-      if (select count(*) from reservations rv where rv.hold_id = v_hold.id and reservation_is_live(rv))
-         <> cardinality(resource_units(v_hold.resource_id)) then
+      if not hold_is_intact(v_hold) then
         raise exception using errcode = 'PB000', message = 'double_booking';
       end if;
       -- A member's price is for that member (CONTRACT.md, "Hardening answers").
@@ -287,6 +313,9 @@ export async function down(knex: Knex): Promise<void> {
     drop function record_booking_event(bookings, text);
     drop function record_hold_event(holds, text);
     drop function publish_event(uuid);
+    drop function hold_is_intact(holds);
+    drop function hold_is_expired(holds);
+    drop function claim_idempotency_key(uuid, text, text, text);
     drop function lock_reservation_windows(uuid[], tstzrange);
     alter table idempotency_keys drop column result;
   `);

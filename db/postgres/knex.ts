@@ -34,11 +34,11 @@ export interface DbOptions {
   statementTimeoutMs?: number;
   lockTimeoutMs?: number;
   /**
-   * The lease of a webhook attempt (webhook.deliver's job expiry) under this process's
-   * configuration, for the deliveries the database queues itself (`publish_event()` reads it as
-   * the setting booking.webhook_attempt_lease_seconds; without it, the queue's default).
+   * webhook.deliver's job expiry (the attempt's lease) under this process's configuration, for
+   * the deliveries the database queues itself: `publish_event()` reads it as the setting
+   * booking.webhook_attempt_lease_seconds (without it, the queue's default).
    */
-  webhookAttemptLeaseSeconds?: number;
+  webhookDeliverExpirySeconds?: number;
 }
 
 /** Creates a knex instance on `databaseUrl`; the caller destroys it on shutdown. */
@@ -58,8 +58,8 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
       application_name: options.applicationName ?? 'booking',
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       ...serverTimeouts(options),
-      ...(options.webhookAttemptLeaseSeconds && {
-        options: `-c booking.webhook_attempt_lease_seconds=${Math.ceil(options.webhookAttemptLeaseSeconds)}`,
+      ...(options.webhookDeliverExpirySeconds && {
+        options: `-c booking.webhook_attempt_lease_seconds=${options.webhookDeliverExpirySeconds}`,
       }),
     },
     acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,

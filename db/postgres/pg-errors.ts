@@ -31,8 +31,7 @@ export interface Refusal {
 export function refusalOf(err: unknown): Refusal | undefined {
   if (!isPgError(err, REFUSAL)) return undefined;
   // knex puts the statement in front of the server's message: "<sql> - <reason>".
-  const reason = err.message.slice(err.message.lastIndexOf(' - ') + 1).replace(/^- /, '');
-  return { reason, detail: err.detail };
+  return { reason: err.message.split(' - ').pop()!, detail: err.detail };
 }
 
 /**

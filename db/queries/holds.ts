@@ -99,10 +99,8 @@ export async function lockForChange(
   partnerId: string,
 ): Promise<HoldForChange | undefined> {
   const { rows } = await trx.raw<{ rows: HoldForChange[] }>(
-    `select h.*, h.status = 'EXPIRED' or (h.status = 'ACTIVE' and h.hold_expiry_at <= now()) as expired,
-            venue_authorized(?, h.venue_id) as venue_authorized,
-            (select count(*) from reservations rv where rv.hold_id = h.id and reservation_is_live(rv))
-              = cardinality(resource_units(h.resource_id)) as intact
+    `select h.*, hold_is_expired(h) as expired, venue_authorized(?, h.venue_id) as venue_authorized,
+            hold_is_intact(h) as intact
        from holds h where h.id = ? for update of h`,
     [partnerId, id],
   );

@@ -11,7 +11,7 @@ import { loadConfig, type Config } from '../../db/platform/config.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../db/postgres/database-url.ts';
 import { createDb, type Knex } from '../../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../../db/platform/log.ts';
-import { attemptLeaseSeconds } from '../../db/jobs/kinds.ts';
+import { expiryOf, WEBHOOK_DELIVER } from '../../db/jobs/kinds.ts';
 
 /** What every test file gets: its database, a pool and a started pg-boss on it, a quiet logger. */
 export interface TestDatabase {
@@ -53,7 +53,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     name,
     url,
     adminUrl,
-    db: createDb(url, { poolMax: 10, log, webhookAttemptLeaseSeconds: attemptLeaseSeconds(config) }),
+    db: createDb(url, { poolMax: 10, log, webhookDeliverExpirySeconds: expiryOf(WEBHOOK_DELIVER, config) }),
     boss,
     log,
     config,

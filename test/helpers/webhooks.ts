@@ -14,7 +14,6 @@ import { isIP, type AddressInfo, type LookupFunction } from 'node:net';
 import type { Config } from '../../db/platform/config.ts';
 import { EVENT_TYPES } from '../../db/queries/events.ts';
 import { webhookDeliver } from '../../workers/webhook-deliver.ts';
-import { webhookFanout } from '../../workers/webhook-fanout.ts';
 import { verifyWebhook, type WebhookEvent } from '../../workers/webhook-signature.ts';
 import { holdSlot, makeBookingWorld } from './booking.ts';
 import type { TestDatabase } from './database.ts';
@@ -150,7 +149,7 @@ export interface DeliverPayload {
 }
 
 /**
- * A hold at a new venue, a subscription of its partner to `endpointUrl`, the fanned-out delivery,
+ * A hold at a new venue, a subscription of its partner to `endpointUrl`, the delivery the hold published,
  * and ways to run its jobs by hand with `deps` (a config and a resolver of the test's choosing).
  */
 export async function deliveryFor(
@@ -171,7 +170,6 @@ export async function deliveryFor(
     config: deps.config ?? database.config,
     ...(deps.lookup && { lookup: deps.lookup }),
   };
-  await webhookFanout.handle({ event_id: event.id }, jobDeps, { id: randomUUID() } as never);
   const delivery = await db('webhook_deliveries').where({ event_id: event.id }).first();
   const deliveryId = delivery.id as string;
   const state = () => db('webhook_deliveries').where({ id: deliveryId }).first();
