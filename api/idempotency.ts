@@ -33,9 +33,8 @@ export async function withIdempotency<R>(
   effect: () => Promise<R>,
 ): Promise<R> {
   const print = fingerprint(write.request);
-  const claimed = await idempotencyKeys.claim(trx, { ...write, fingerprint: print });
-  if (!claimed) {
-    const record = (await idempotencyKeys.find(trx, write.partnerId, write.key))!;
+  const record = await idempotencyKeys.claim(trx, { ...write, fingerprint: print });
+  if (record) {
     assertSameWrite(record, write, print);
     return record.response as R;
   }

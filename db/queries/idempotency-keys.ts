@@ -12,30 +12,21 @@ export interface IdempotencyRow {
 }
 
 /**
- * Claims a key for this transaction: true when this call inserted it. When another transaction
- * holds the same key uncommitted, this waits for it (the unique index does), so a concurrent retry
- * replays the first attempt's committed result instead of running the effect again.
+ * Claims a key for this transaction (`claim_idempotency_key()`, the claim the hold and confirm
+ * functions make too): undefined when this call claimed it, else the key's record. When another
+ * transaction holds the same key uncommitted, this waits for it (the unique index does), so a
+ * concurrent retry replays the first attempt's committed result instead of running the effect again.
  */
 export async function claim(
   trx: Knex,
   record: { partnerId: string; key: string; operation: string; fingerprint: string },
-): Promise<boolean> {
-  const rows = await trx('idempotency_keys')
-    .insert({
-      partner_id: record.partnerId,
-      key: record.key,
-      operation: record.operation,
-      fingerprint: record.fingerprint,
-    })
-    .onConflict(['partner_id', 'key'])
-    .ignore()
-    .returning('key');
-  return rows.length > 0;
-}
-
-/** The record of a key. */
-export async function find(trx: Knex, partnerId: string, key: string): Promise<IdempotencyRow | undefined> {
-  return trx<IdempotencyRow>('idempotency_keys').where({ partner_id: partnerId, key }).first();
+): Promise<IdempotencyRow | undefined> {
+  const { rows } = await trx.raw<{ rows: (IdempotencyRow | { key: null })[] }>(
+    'select * from claim_idempotency_key(?, ?, ?, ?)',
+    [record.partnerId, record.key, record.operation, record.fingerprint],
+  );
+  const used = rows[0];
+  return used && used.key !== null ? used : undefined;
 }
 
 /**
