@@ -40,6 +40,19 @@ export interface RouteResult {
   body?: unknown;
 }
 
+/**
+ * A JSON body already written as UTF-8 bytes, sent as is (with the JSON content type): for a body
+ * too large to build as objects and stringify on every request (availability). `T` is the shape
+ * the bytes encode, the route's response schema.
+ */
+export class JsonBytes<T = unknown> {
+  declare readonly shape?: T;
+  readonly bytes: Buffer;
+  constructor(bytes: Buffer) {
+    this.bytes = bytes;
+  }
+}
+
 /** One declared route. `path` is OpenAPI-style (`/partner/venues/{venueId}`) under `/api/v1`. */
 export interface Route<P = unknown, Q = unknown, B = unknown> {
   method: 'GET' | 'POST' | 'DELETE';

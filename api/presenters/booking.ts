@@ -1,9 +1,7 @@
-/** Holds, bookings and slots as the API shows them. */
+/** Holds and bookings as the API shows them. */
 import type { BookingRow } from '../../db/queries/bookings.ts';
 import type { HoldRow } from '../../db/queries/holds.ts';
-import type { SlotRow } from '../../db/queries/slots.ts';
 import type { Confirmed } from '../use-cases/confirm-booking.ts';
-import type { AvailabilitySlot } from '../routes/availability.schemas.ts';
 import type {
   BookingChangeResponse,
   BookingDetail,
@@ -73,16 +71,5 @@ export function presentBookingDetail(b: BookingRow): BookingDetail {
     customer_email: b.customer_email,
     cancelled_at: b.cancelled_at?.toISOString() ?? null,
     refunded_at: b.refunded_at?.toISOString() ?? null,
-  };
-}
-
-export function presentSlot(slot: SlotRow): AvailabilitySlot {
-  return {
-    slot_id: slot.slot_id,
-    resource_id: slot.resource_id,
-    slot_start: slot.slot_start,
-    slot_end: slot.slot_end,
-    price_rupees: slot.price_rupees,
-    is_available: slot.bookable && !slot.taken,
   };
 }

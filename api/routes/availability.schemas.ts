@@ -23,3 +23,4 @@ export type AvailabilitySlot = z.infer<typeof AvailabilitySlot>;
 export const AvailabilityResponse = z
   .object({ venue_id: Uuid, date: z.string(), slots: z.array(AvailabilitySlot) })
   .meta({ id: 'Availability' });
+export type AvailabilityResponse = z.infer<typeof AvailabilityResponse>;

@@ -1,6 +1,6 @@
 /** GET /slots/availability: the slot grid of a venue on a date, with prices and availability hints. */
 import { ValidationError, VenueNotAuthorizedError } from '../errors.ts';
-import { presentSlot } from '../presenters/booking.ts';
+import { presentAvailability } from '../presenters/availability.ts';
 import { defineRoute } from '../route.ts';
 import { getAvailability } from '../use-cases/get-availability.ts';
 import { AvailabilityQuery, AvailabilityResponse } from './availability.schemas.ts';
@@ -41,10 +41,7 @@ export const availabilityRoutes = [
     errors: [VenueNotAuthorizedError, ValidationError],
     async handler({ partnerId, query }, { db }) {
       const slots = await getAvailability(db, partnerId, query);
-      return {
-        status: 200,
-        body: { venue_id: query.venue_id, date: query.date, slots: slots.map(presentSlot) },
-      };
+      return { status: 200, body: presentAvailability(query.venue_id, query.date, slots) };
     },
   }),
 ];

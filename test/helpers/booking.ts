@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '../../db/postgres/knex.ts';
-import * as slots from '../../db/queries/slots.ts';
 import { makePartner, makeResource, makeVenue } from './factories.ts';
 import { call, type CallResult, type TestServer } from './http.ts';
 
@@ -48,8 +47,15 @@ export async function localDate(db: Knex, venueId: string, daysAhead: number): P
   return rows[0]!.d;
 }
 
-/** A grid slot with its times as Dates, for arithmetic in tests. */
-export type GridSlot = Omit<slots.SlotRow, 'slot_start' | 'slot_end'> & { slot_start: Date; slot_end: Date };
+/** A slot of `venue_slots()`, the grid holds are checked against. */
+export interface GridSlot {
+  resource_id: string;
+  slot_start: Date;
+  slot_end: Date;
+  price_rupees: number;
+  bookable: boolean;
+  taken: boolean;
+}
 
 /** The grid slots of one resource `daysAhead` days from today. */
 export async function gridSlots(
@@ -58,8 +64,11 @@ export async function gridSlots(
   resourceId: string,
   daysAhead = 1,
 ): Promise<GridSlot[]> {
-  const rows = await slots.forDate(db, venueId, await localDate(db, venueId, daysAhead), resourceId);
-  return rows.map((s) => ({ ...s, slot_start: new Date(s.slot_start), slot_end: new Date(s.slot_end) }));
+  const { rows } = await db.raw<{ rows: GridSlot[] }>(
+    'select * from venue_slots(?, ?::date, ?) order by slot_start',
+    [venueId, await localDate(db, venueId, daysAhead), resourceId],
+  );
+  return rows;
 }
 
 /** POST /bookings/hold with a fresh idempotency key unless one is given. */
