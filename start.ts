@@ -39,7 +39,7 @@ async function startAll(): Promise<void> {
     databaseUrl = withDatabase(embedded.adminUrl, 'booking');
     log.info({ data: '.data/pg', port: embedded.port }, 'embedded PostgreSQL started');
   }
-  await migrate(databaseUrl, log);
+  await migrate(databaseUrl, log, config);
   await seedIfEmpty(databaseUrl, log);
   running.push(await startWorkers(config, databaseUrl, log));
   running.push(await startWeb(config, databaseUrl, log));

@@ -1298,28 +1298,19 @@ AS $function$
       select exists (select 1 from authorized_venues(p_partner_id) v where v.id = p_venue_id)
     $function$;
 
-CREATE OR REPLACE FUNCTION public.venue_availability(p_partner_id uuid, p_venue_id uuid, p_date date, p_resource_id text)
+CREATE OR REPLACE FUNCTION public.venue_availability(p_partner_id uuid, p_venue_id uuid, p_date date, p_one_resource boolean, p_resource_id uuid)
  RETURNS TABLE(resource_id uuid, starts_ms text, ends_ms text, prices text, available text)
  LANGUAGE plpgsql
  STABLE
 AS $function$
     #variable_conflict use_column
-    declare
-      v_resource uuid;
     begin
       if not exists (select from authorized_venues(p_partner_id) v where v.id = p_venue_id) then
         raise exception using errcode = 'PB000', message = 'venue_not_authorized';
       end if;
-      if p_resource_id is not null then
-        -- Checked before the cast: text that is no uuid names no resource (and uuid input would
-        -- also take forms no resource id is shown in).
-        if p_resource_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-          select r.id into v_resource from resources r
-            where r.id = p_resource_id::uuid and r.venue_id = p_venue_id;
-        end if;
-        if v_resource is null then
-          raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
-        end if;
+      if p_one_resource and not exists (
+        select from resources r where r.id = p_resource_id and r.venue_id = p_venue_id) then
+        raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
       end if;
       return query
       -- date_part, not extract: a float8 holds these instants exactly (whole milliseconds, years
@@ -1329,7 +1320,7 @@ AS $function$
              string_agg((date_part('epoch', s.slot_end) * 1000)::bigint::text, ','),
              string_agg(s.price_rupees::text, ','),
              string_agg(case when s.bookable and not s.taken then 't' else 'f' end, ',')
-      from venue_slots(p_venue_id, p_date, v_resource) s
+      from venue_slots(p_venue_id, p_date, p_resource_id) s
       group by s.resource_id
       order by s.resource_id;
     end

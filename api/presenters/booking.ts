@@ -1,7 +1,6 @@
 /** Holds and bookings as the API shows them. */
-import type { BookingRow } from '../../db/queries/bookings.ts';
+import type { BookingRow, ConfirmedBooking } from '../../db/queries/bookings.ts';
 import type { HoldRow } from '../../db/queries/holds.ts';
-import type { Confirmed } from '../use-cases/confirm-booking.ts';
 import type {
   BookingChangeResponse,
   BookingDetail,
@@ -26,7 +25,7 @@ export function presentHoldRelease(hold: HoldRow): CancelHoldResponse {
 }
 
 /** A confirm's booking; package_credit_consumed only when the request asked to use a credit. */
-export function presentConfirmed({ booking, packageCreditConsumed }: Confirmed): ConfirmResponse {
+export function presentConfirmed({ booking, package_credit_consumed }: ConfirmedBooking): ConfirmResponse {
   const body: ConfirmResponse = {
     booking_id: booking.id,
     slot_id: booking.slot_id,
@@ -34,7 +33,7 @@ export function presentConfirmed({ booking, packageCreditConsumed }: Confirmed):
     booked_at: booking.booked_at.toISOString(),
     price_rupees: booking.price_rupees,
   };
-  if (packageCreditConsumed !== undefined) body.package_credit_consumed = packageCreditConsumed;
+  if (package_credit_consumed != null) body.package_credit_consumed = package_credit_consumed;
   return body;
 }
 

@@ -18,7 +18,6 @@ export const AvailabilitySlot = z
     is_available: z.boolean().meta({ description: 'A hint only: true is not a reservation.' }),
   })
   .meta({ id: 'AvailabilitySlot' });
-export type AvailabilitySlot = z.infer<typeof AvailabilitySlot>;
 
 export const AvailabilityResponse = z
   .object({ venue_id: Uuid, date: z.string(), slots: z.array(AvailabilitySlot) })

@@ -7,7 +7,6 @@
  * customer and venue that expires first, locked) and writes the booking and booking_created. A
  * replay answers the stored result, so it never takes a second credit.
  */
-import type { PgBoss } from 'pg-boss';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { refusalOf, type Refusal } from '../../db/postgres/pg-errors.ts';
 import { retryLostRaces } from '../../db/postgres/transaction.ts';
@@ -35,21 +34,15 @@ export interface ConfirmRequest {
   partner_id?: unknown;
 }
 
-/** What a confirm did: the booking, and whether a package credit paid (undefined: not asked). */
-export interface Confirmed {
-  booking: bookings.BookingRow;
-  packageCreditConsumed: boolean | undefined;
-}
-
 /**
  * Confirms a hold into a booking, or replays the confirm made with the same key; either way the
  * answer is `present()` of the confirm as it was made.
  */
 export async function confirmBooking<R>(
-  { db }: { db: Knex; boss: PgBoss },
+  { db }: { db: Knex },
   partnerId: string,
   input: ConfirmRequest,
-  present: (confirmed: Confirmed) => R,
+  present: (confirmed: bookings.ConfirmedBooking) => R,
 ): Promise<R> {
   const { idempotency_key: key, partner_id: _ignored, ...request } = input;
   const write: IdempotentWrite = { partnerId, key, operation: 'confirm', request };
@@ -71,12 +64,7 @@ export async function confirmBooking<R>(
       throw refusal ? confirmRefused(refusal) : err;
     }
   });
-  return answerDatabaseWrite(outcome, write, (confirmed) =>
-    present({
-      booking: confirmed.booking,
-      packageCreditConsumed: confirmed.package_credit_consumed ?? undefined,
-    }),
-  );
+  return answerDatabaseWrite(outcome, write, present);
 }
 
 /** The API's error for a refusal of `confirm_hold()`. */

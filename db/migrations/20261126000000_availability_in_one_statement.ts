@@ -14,8 +14,8 @@
  *
  * `venue_availability()` answers GET /slots/availability in one round trip: the partner's access
  * to the venue (PB000 `venue_not_authorized`), the resource's membership (PB000
- * `resource_not_in_venue`, also for an id that cannot be one), then the grid, one row per resource
- * with its slots as comma-separated lists. Parsing two thousand rows of timestamps cost the web
+ * `resource_not_in_venue`, also for an id that cannot be one: the caller passes null), then the
+ * grid, one row per resource with its slots as comma-separated lists. Parsing two thousand rows of timestamps cost the web
  * process more than the database spent computing them.
  */
 import type { Knex } from 'knex';
@@ -103,28 +103,21 @@ export async function up(knex: Knex): Promise<void> {
     -- as comma-separated lists, position by position: starts and ends in epoch milliseconds,
     -- prices, and whether each can be held now (t or f). The lists are in no particular order (each
     -- start says where its slot goes; an ORDER BY per list cost more than the grid). Refuses
-    -- (PB000) a venue the partner may not see, then a resource that is not one of the venue's (any
-    -- text: it is an opaque id to the partner).
-    create function venue_availability(p_partner_id uuid, p_venue_id uuid, p_date date, p_resource_id text)
+    -- (PB000) a venue the partner may not see, then, when one resource was asked for
+    -- (p_one_resource), a resource that is not one of the venue's: p_resource_id is null when the
+    -- id asked for cannot be a resource's (db/queries/resources.ts, isUuid).
+    create function venue_availability(
+      p_partner_id uuid, p_venue_id uuid, p_date date, p_one_resource boolean, p_resource_id uuid)
     returns table (resource_id uuid, starts_ms text, ends_ms text, prices text, available text)
     language plpgsql stable as $$
     #variable_conflict use_column
-    declare
-      v_resource uuid;
     begin
       if not exists (select from authorized_venues(p_partner_id) v where v.id = p_venue_id) then
         raise exception using errcode = 'PB000', message = 'venue_not_authorized';
       end if;
-      if p_resource_id is not null then
-        -- Checked before the cast: text that is no uuid names no resource (and uuid input would
-        -- also take forms no resource id is shown in).
-        if p_resource_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-          select r.id into v_resource from resources r
-            where r.id = p_resource_id::uuid and r.venue_id = p_venue_id;
-        end if;
-        if v_resource is null then
-          raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
-        end if;
+      if p_one_resource and not exists (
+        select from resources r where r.id = p_resource_id and r.venue_id = p_venue_id) then
+        raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
       end if;
       return query
       -- date_part, not extract: a float8 holds these instants exactly (whole milliseconds, years
@@ -134,7 +127,7 @@ export async function up(knex: Knex): Promise<void> {
              string_agg((date_part('epoch', s.slot_end) * 1000)::bigint::text, ','),
              string_agg(s.price_rupees::text, ','),
              string_agg(case when s.bookable and not s.taken then 't' else 'f' end, ',')
-      from venue_slots(p_venue_id, p_date, v_resource) s
+      from venue_slots(p_venue_id, p_date, p_resource_id) s
       group by s.resource_id
       order by s.resource_id;
     end
@@ -144,7 +137,7 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
-    drop function venue_availability(uuid, uuid, date, text);
+    drop function venue_availability(uuid, uuid, date, boolean, uuid);
     drop function venue_slots(uuid, date, uuid, timestamptz, timestamptz);
     create function venue_slots(
       p_venue_id uuid, p_date date, p_resource_id uuid default null,

@@ -42,10 +42,6 @@ export type BookingEventType = Extract<
  * everything reported; query functions that record events take one as a parameter.
  */
 export interface EventLog {
-  /** SQL adding one event of `type` per row of `source` (`holds` rows), returning the events' ids. */
-  holdEvents(source: string, type: HoldEventType): string;
-  /** As holdEvents, for `bookings` rows. */
-  bookingEvents(source: string, type: BookingEventType): string;
   /**
    * One waitlist_promoted event per row of `source`: promoted `waitlist_entries` rows that also
    * carry the freed window as `window_start`, `window_end` and `window_price`.
@@ -53,7 +49,7 @@ export interface EventLog {
   waitlistPromotedEvents(source: string): string;
   /** Reports the ids a statement's event insert returned (none, when it changed no row). */
   recorded(ids: readonly (string | null | undefined)[]): void;
-  /** Records (and later publishes) the event of one hold as it now is in this transaction. */
+  /** Records and publishes the event of one hold as it now is in this transaction; its id. */
   holdEvent(trx: Knex.Transaction, type: HoldEventType, holdId: string): Promise<string>;
   /** As holdEvent, for one booking. */
   bookingEvent(trx: Knex.Transaction, type: BookingEventType, bookingId: string): Promise<string>;

@@ -3,6 +3,7 @@
  * `venue_slots()`: the one definition of the grid, which holds check against too.
  */
 import type { Knex } from '../postgres/knex.ts';
+import { isUuid } from './resources.ts';
 
 /**
  * The times of a resource's slots on a date, position by position (in no particular order; each
@@ -47,8 +48,14 @@ export async function availableOnDate(
   resourceId?: string,
 ): Promise<ResourceDay[]> {
   const { rows } = await db.raw<{ rows: ResourceDayRow[] }>(
-    'select * from venue_availability(?, ?, ?::date, ?)',
-    [partnerId, venueId, date, resourceId ?? null],
+    'select * from venue_availability(?, ?, ?::date, ?, ?)',
+    [
+      partnerId,
+      venueId,
+      date,
+      resourceId !== undefined,
+      resourceId && isUuid(resourceId) ? resourceId : null,
+    ],
   );
   return rows.map((row) => ({
     times: internTimes(row),
@@ -58,9 +65,9 @@ export async function availableOnDate(
 }
 
 /**
- * Resource days whose times are kept, oldest out first: a venue of 43 resources has ~950 over
- * three weeks; with what the presenter keeps beside them (api/presenters/availability.ts),
- * ~15 KB each (ids and formatted times).
+ * Resource days whose times are kept, the least recently asked for out first: a venue of 43
+ * resources has ~950 over three weeks; with what the presenter keeps beside them
+ * (api/presenters/availability.ts), ~15 KB each (ids and formatted times).
  */
 const MAX_KEPT_TIMES = 2048;
 const keptTimes = new Map<string, SlotTimes>();
@@ -76,7 +83,9 @@ function internTimes(row: ResourceDayRow): SlotTimes {
       ends: row.ends_ms.split(',').map(Number),
     };
     if (keptTimes.size >= MAX_KEPT_TIMES) keptTimes.delete(keptTimes.keys().next().value!);
-    keptTimes.set(key, times);
+  } else {
+    keptTimes.delete(key); // re-inserted below: a Map keeps insertion order, newest last
   }
+  keptTimes.set(key, times);
   return times;
 }

@@ -23,12 +23,6 @@ export interface DeliveryRow {
   delivered_at: Date | null;
 }
 
-/** An attempt that is scheduled and the delivery it belongs to: a `webhook.deliver` job's payload. */
-export interface ScheduledAttempt {
-  delivery_id: string;
-  attempt_id: string;
-}
-
 /**
  * Publishes events: one delivery per active subscription that lists the event's type, of every
  * partner granted the event's venue, each with its first attempt named and queued, in `trx`

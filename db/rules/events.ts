@@ -3,47 +3,32 @@
  * waitlist entry records its event in the transaction that makes the change (so an event exists if
  * and only if its change committed), and every event recorded is published — its deliveries made,
  * each with its first attempt's job, in that same transaction (`publish_event()`) — before the
- * recorder lets go. (The hold and confirm functions record and publish in SQL alike:
- * `record_hold_event()`, `record_booking_event()`.)
+ * recorder lets go.
  *
- * An event is recorded only through an `EventLog`, and a log exists only inside `recordEvents()`,
- * which publishes everything the log recorded when the work it wraps is done. A statement that
- * changes rows records their events in the same round trip: it asks the log for the SQL
- * (`log.holdEvents(source, type)`, one event per row of `source`, returning the events' ids) and
- * reports the ids it got back (`log.recorded(ids)`); a statement that took the SQL and reported
- * nothing is a bug `recordEvents()` refuses, rather than an event nobody hears of. What each event
- * says is defined once, in SQL: `hold_event_details(h)`, `booking_event_details(b)`, and the
- * promotion's details below. (test/helpers/database.ts checks after every test file that every
- * event has the deliveries its subscribers were owed, each with its job.)
+ * An event is recorded only through an `EventLog`, and a log exists only inside `recordEvents()`.
+ * A hold's or a booking's event is recorded and published by one statement, through the SQL
+ * functions the hold and confirm functions use too (`record_hold_event()`,
+ * `record_booking_event()`: `log.holdEvent()`, `log.bookingEvent()`). A statement that changes
+ * waitlist rows records their events in the same round trip: it asks the log for the SQL
+ * (`log.waitlistPromotedEvents(source)`, one event per row of `source`, returning the events'
+ * ids) and reports the ids it got back (`log.recorded(ids)`), which `recordEvents()` publishes
+ * when the work it wraps is done; a statement that took the SQL and reported nothing is a bug
+ * `recordEvents()` refuses, rather than an event nobody hears of. What each event says is defined
+ * once, in SQL: `hold_event_details(h)`, `booking_event_details(b)`, and the promotion's details
+ * below. (test/helpers/database.ts checks after every test file that every event has the
+ * deliveries its subscribers were owed, each with its job.)
  */
 import type { Knex } from '../postgres/knex.ts';
 import { publish } from '../queries/webhook-deliveries.ts';
 import type { BookingEventType, EventLog, HoldEventType } from '../queries/events.ts';
 
-export type { BookingEventType, EventLog, HoldEventType } from '../queries/events.ts';
+export type { EventLog } from '../queries/events.ts';
 
 const COLUMNS = 'event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details';
-
-/** The event types this module writes as SQL literals (checked: they come from a fixed list). */
-const LITERAL = /^[a-z_]+$/;
 
 class TransactionEventLog implements EventLog {
   readonly ids: string[] = [];
   private unreported = 0;
-
-  holdEvents(source: string, type: HoldEventType): string {
-    this.unreported++;
-    return `insert into events (${COLUMNS})
-            select ${literal(type)}, h.venue_id, h.partner_id, h.id, null, h.slot_id, hold_event_details(h)
-              from ${source} h returning id`;
-  }
-
-  bookingEvents(source: string, type: BookingEventType): string {
-    this.unreported++;
-    return `insert into events (${COLUMNS})
-            select ${literal(type)}, b.venue_id, b.partner_id, b.hold_id, b.id, b.slot_id, booking_event_details(b)
-              from ${source} b returning id`;
-  }
 
   waitlistPromotedEvents(source: string): string {
     this.unreported++;
@@ -63,23 +48,16 @@ class TransactionEventLog implements EventLog {
   }
 
   async holdEvent(trx: Knex.Transaction, type: HoldEventType, holdId: string): Promise<string> {
-    return this.one(
-      trx,
-      `with h as (select * from holds where id = ?) ${this.holdEvents('h', type)}`,
-      holdId,
-    );
+    return recordOne(trx, 'select record_hold_event(h, ?) as id from holds h where h.id = ?', type, holdId);
   }
 
   async bookingEvent(trx: Knex.Transaction, type: BookingEventType, bookingId: string): Promise<string> {
-    const sql = `with b as (select * from bookings where id = ?) ${this.bookingEvents('b', type)}`;
-    return this.one(trx, sql, bookingId);
-  }
-
-  private async one(trx: Knex.Transaction, sql: string, id: string): Promise<string> {
-    const { rows } = await trx.raw<{ rows: { id: string }[] }>(sql, [id]);
-    this.recorded(rows.map((r) => r.id));
-    if (!rows[0]) throw new Error(`no row ${id} to record an event of`);
-    return rows[0].id;
+    return recordOne(
+      trx,
+      'select record_booking_event(b, ?) as id from bookings b where b.id = ?',
+      type,
+      bookingId,
+    );
   }
 
   /** Throws unless every statement given event SQL reported what it recorded. */
@@ -90,9 +68,11 @@ class TransactionEventLog implements EventLog {
   }
 }
 
-function literal(type: string): string {
-  if (!LITERAL.test(type)) throw new Error(`not an event type: ${type}`);
-  return `'${type}'`;
+/** Records and publishes the event of one row, in one statement; its id. */
+async function recordOne(trx: Knex.Transaction, sql: string, type: string, id: string): Promise<string> {
+  const { rows } = await trx.raw<{ rows: { id: string }[] }>(sql, [type, id]);
+  if (!rows[0]) throw new Error(`no row ${id} to record an event of`);
+  return rows[0].id;
 }
 
 /**

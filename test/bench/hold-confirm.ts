@@ -139,7 +139,7 @@ function directCycle(db: Knex, boss: Parameters<typeof createHold>[0]['boss']): 
     await apiKeys.authenticate(db, keyHash);
     const { customer_phone, ...body } = confirmBody(held.hold_id);
     const confirm = { ...body, customer_phone: `+91${customer_phone}` };
-    await confirmBooking({ db, boss }, client.partnerId, confirm, presentConfirmed);
+    await confirmBooking({ db }, client.partnerId, confirm, presentConfirmed);
     return [holdMs, msSince(t)];
   };
 }

@@ -1,8 +1,9 @@
 /**
  * The event recorder (db/rules/events.ts) is the one way to record an event, and cannot be used
  * half-way: a statement given event SQL must report what it recorded, and nothing else in the
- * service writes to `events`. (That every recorded event is published — exactly one fan-out job
- * per event row — is checked after every test file, in test/helpers/database.ts.)
+ * service writes to `events`. (That every recorded event is published — the deliveries its
+ * subscribers were owed, each with its job — is checked after every test file, in
+ * test/helpers/database.ts.)
  */
 import test from 'ava';
 import { readdir, readFile } from 'node:fs/promises';
@@ -18,7 +19,7 @@ test('event SQL taken and not reported is refused, and its transaction rolls bac
   await t.throwsAsync(
     db.transaction((trx) =>
       recordEvents(trx, (events) => {
-        events.holdEvents('h', 'hold_created');
+        events.waitlistPromotedEvents('w');
         return Promise.resolve();
       }),
     ),

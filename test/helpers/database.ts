@@ -91,7 +91,7 @@ export function useTestDatabase<C>(test: TestFn<C>): DatabaseHandle {
     const { rows: jobless } = await db.raw<{ rows: { id: string }[] }>(
       `select d.id from webhook_deliveries d
         where not exists (select 1 from pgboss.job j
-                           where j.name = 'webhook.deliver' and j.data ->> 'delivery_id' = d.id::text)`,
+                           where j.name = '${WEBHOOK_DELIVER.name}' and j.data ->> 'delivery_id' = d.id::text)`,
     );
     t.deepEqual(jobless, [], 'deliveries without a job');
   });
