@@ -44,6 +44,13 @@ CREATE TABLE blackouts (
 );
 CREATE INDEX blackouts_venue_during_idx ON public.blackouts USING gist (venue_id, during);
 
+CREATE TABLE booked_time (
+  unit_id uuid NOT NULL,
+  utc_day date NOT NULL,
+  booked tstzmultirange NOT NULL,
+  CONSTRAINT booked_time_pkey PRIMARY KEY (unit_id, utc_day)
+) WITH (fillfactor=50);
+
 CREATE TABLE bookings (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   hold_id uuid NOT NULL,
@@ -112,6 +119,7 @@ CREATE TABLE holds (
   CONSTRAINT holds_status_check CHECK ((status = ANY (ARRAY['ACTIVE'::text, 'CANCELLED'::text, 'EXPIRED'::text, 'CONFIRMED'::text])))
 );
 CREATE INDEX holds_partner_idx ON public.holds USING btree (partner_id);
+CREATE INDEX holds_running_idx ON public.holds USING btree (venue_id, hold_expiry_at) WHERE (status = 'ACTIVE'::text);
 
 CREATE TABLE idempotency_keys (
   partner_id uuid NOT NULL,
@@ -242,6 +250,10 @@ CREATE TABLE reservations (
   CONSTRAINT reservations_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES holds(id)
 );
 CREATE INDEX reservations_hold_idx ON public.reservations USING btree (hold_id);
+CREATE TRIGGER reservations_booked_on_delete AFTER DELETE ON public.reservations FOR EACH ROW WHEN ((old.active AND (old.expires_at IS NULL))) EXECUTE FUNCTION reservations_keep_booked_time();
+CREATE TRIGGER reservations_booked_on_insert AFTER INSERT ON public.reservations FOR EACH ROW WHEN ((new.active AND (new.expires_at IS NULL))) EXECUTE FUNCTION reservations_keep_booked_time();
+CREATE TRIGGER reservations_booked_on_truncate AFTER TRUNCATE ON public.reservations FOR EACH STATEMENT EXECUTE FUNCTION reservations_clear_booked_time();
+CREATE TRIGGER reservations_booked_on_update AFTER UPDATE ON public.reservations FOR EACH ROW WHEN ((((old.active AND (old.expires_at IS NULL)) IS DISTINCT FROM (new.active AND (new.expires_at IS NULL))) OR (new.active AND (new.expires_at IS NULL) AND ((old.unit_id IS DISTINCT FROM new.unit_id) OR (old.during IS DISTINCT FROM new.during))))) EXECUTE FUNCTION reservations_keep_booked_time();
 
 CREATE TABLE resource_parts (
   resource_id uuid NOT NULL,
@@ -395,6 +407,31 @@ CREATE OR REPLACE FUNCTION public.authorized_venues(p_partner_id uuid)
 AS $function$
       select v.* from venues v join venue_grants g on g.venue_id = v.id
       where g.partner_id = p_partner_id and v.status <> 'archived'
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.booked_time_change(p_unit_id uuid, p_during tstzrange, p_add boolean)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_first date := (lower(p_during) at time zone 'UTC')::date;
+      v_last date := (upper(p_during) at time zone 'UTC')::date;
+    begin
+      if p_add then
+        insert into booked_time as t (unit_id, utc_day, booked)
+          select p_unit_id, d.day, multirange(p_during * d.span)
+          from (select v_first + i as day,
+                       tstzrange((v_first + i) at time zone 'UTC', (v_first + i + 1) at time zone 'UTC') as span
+                  from generate_series(0, v_last - v_first) i) d
+          where not isempty(p_during * d.span)
+          on conflict (unit_id, utc_day) do update set booked = t.booked + excluded.booked;
+      else
+        update booked_time t
+          set booked = t.booked - multirange(p_during * tstzrange(t.utc_day at time zone 'UTC',
+                                                                  (t.utc_day + 1) at time zone 'UTC'))
+          where t.unit_id = p_unit_id and t.utc_day between v_first and v_last;
+      end if;
+    end
     $function$;
 
 CREATE OR REPLACE FUNCTION public.booking_event_details(b bookings)
@@ -709,6 +746,31 @@ CREATE OR REPLACE FUNCTION public.reservation_is_overdue(r reservations)
  STABLE
 AS $function$
       select r.active and not reservation_is_live(r)
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.reservations_clear_booked_time()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      truncate booked_time;
+      return null;
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.reservations_keep_booked_time()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      if tg_op in ('UPDATE', 'DELETE') and old.active and old.expires_at is null then
+        perform booked_time_change(old.unit_id, old.during, false);
+      end if;
+      if tg_op in ('INSERT', 'UPDATE') and new.active and new.expires_at is null then
+        perform booked_time_change(new.unit_id, new.during, true);
+      end if;
+      return null;
+    end
     $function$;
 
 CREATE OR REPLACE FUNCTION public.resource_units(p_resource_id uuid)
@@ -1353,10 +1415,20 @@ AS $function$
                array(select distinct u from r, unnest(r.units) u) as units
         from r having count(*) > 0
       ), live as materialized (
-        -- per unit, the union of its live reservations: one multirange each
-        select rv.unit_id, range_agg(rv.during) as taken from reservations rv, span
-        where reservation_is_live(rv) and rv.during && span.during and rv.unit_id = any (span.units)
-        group by rv.unit_id
+        -- What is taken on the units, in pieces: booked time per unit and UTC day from booked_time
+        -- (kept by the triggers on reservations, one row however many bookings), then the holds
+        -- still running, read one by one (whether a hold still runs depends on now()), found from
+        -- the venue's ACTIVE holds and never from reservations by unit and time (see the migration
+        -- 20261127000000). Together these are exactly the live reservations (reservation_is_live()).
+        select b.unit_id, b.booked as taken from booked_time b, span
+        where b.unit_id = any (span.units)
+          and b.utc_day between (lower(span.during) at time zone 'UTC')::date
+                            and (upper(span.during) at time zone 'UTC')::date
+        union all
+        select rv.unit_id, multirange(rv.during) from holds h, span, reservations rv
+        where h.venue_id = p_venue_id and h.status = 'ACTIVE' and h.hold_expiry_at > now()
+          and tstzrange(h.slot_start, h.slot_end) && span.during
+          and rv.hold_id = h.id and rv.active and rv.expires_at > now()
       ), dark as materialized (
         select b.unit_ids, b.during from blackouts b, span
         where b.venue_id = p_venue_id and b.during && span.during
