@@ -29,7 +29,8 @@ import type { Knex } from '../db/postgres/knex.ts';
 import * as deliveries from '../db/queries/webhook-deliveries.ts';
 import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
 import { postWebhook } from './webhook-http.ts';
-import { signWebhook, type WebhookEvent } from './webhook-signature.ts';
+import { eventPayload } from '../db/rules/event-payload.ts';
+import { signStandardWebhook, signWebhook, type WebhookEvent } from './webhook-signature.ts';
 
 /** Attempts per delivery, the spec's "5 in total" (declared with the kind). */
 export const MAX_ATTEMPTS = WEBHOOK_DELIVER.attempts;
@@ -74,6 +75,10 @@ async function runAttempt(plan: deliveries.AttemptPlan, { db, boss, config, log,
     'X-Delivery-Attempt': String(attempt),
     'X-Service-Timestamp': String(timestamp),
     'X-Service-Signature': signWebhook(plan.secretKey, timestamp, body),
+    // Standard Webhooks: the id is the event's, the same on every attempt and redelivery.
+    'webhook-id': plan.event.id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signStandardWebhook(plan.secretKey, plan.event.id, timestamp, body),
   };
   const outcome = await postWebhook(plan.endpointUrl, headers, body, {
     timeoutMs: config.webhookTimeoutMs,
@@ -155,17 +160,5 @@ function scheduleAttempt(
 
 /** The body partners receive (WebhookDeliveryPayload). */
 export function deliveryPayload(plan: deliveries.AttemptPlan): WebhookEvent {
-  const { event } = plan;
-  return {
-    event_id: event.id,
-    event_type: event.event_type,
-    timestamp: event.occurred_at.toISOString(),
-    venue_id: event.venue_id,
-    slot_id: event.slot_id,
-    hold_id: event.hold_id,
-    booking_id: event.booking_id,
-    partner_id: event.partner_id,
-    details: event.details,
-    delivery_id: plan.attemptId,
-  };
+  return eventPayload(plan.event, plan.attemptId);
 }

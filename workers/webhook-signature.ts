@@ -1,8 +1,15 @@
 /**
- * Webhook signatures, as the spec defines them: HMAC-SHA256, keyed with the subscription's
- * secret, over "<timestamp>.<raw body>", sent as `X-Service-Signature: sha256=<hex>` beside
- * `X-Service-Timestamp`. `verifyWebhook` is what a partner's receiver runs (and what our tests run):
- * it needs the raw body bytes, compares in constant time, and refuses stale timestamps.
+ * Webhook signatures, two schemes over one secret.
+ *
+ * The spec's: HMAC-SHA256, keyed with the subscription's secret, over "<timestamp>.<raw body>",
+ * sent as `X-Service-Signature: sha256=<hex>` beside `X-Service-Timestamp`. `verifyWebhook` is
+ * what a partner's receiver runs (and what our tests run): it needs the raw body bytes, compares
+ * in constant time, and refuses stale timestamps.
+ *
+ * Standard Webhooks (standardwebhooks.com, what the `standardwebhooks` and `svix` libraries
+ * verify): `webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw
+ * body>">` keyed with the same secret's UTF-8 bytes, which partners are given as
+ * `standard_webhooks_secret` (`whsec_` + base64 of those bytes).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -10,6 +17,25 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export function signWebhook(secret: string, timestamp: number, rawBody: string | Buffer): string {
   const mac = createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
   return `sha256=${mac}`;
+}
+
+/** The `webhook-signature` header value (Standard Webhooks) of a body sent at `timestamp`. */
+export function signStandardWebhook(
+  secret: string,
+  webhookId: string,
+  timestamp: number,
+  rawBody: string | Buffer,
+): string {
+  const mac = createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(`${webhookId}.${timestamp}.`)
+    .update(rawBody)
+    .digest('base64');
+  return `v1,${mac}`;
+}
+
+/** The subscription's secret as Standard Webhooks libraries take it: whsec_ + base64 of its bytes. */
+export function standardWebhooksSecret(secret: string): string {
+  return `whsec_${Buffer.from(secret, 'utf8').toString('base64')}`;
 }
 
 /** Why a delivery was refused. */

@@ -36,6 +36,13 @@ export const SubscriptionWithSecretResponse = z
     success: z.boolean(),
     message: z.string(),
     secret_key: z.string().meta({ description: 'Shown only here: store it to verify deliveries.' }),
+    standard_webhooks_secret: z.string().meta({
+      description:
+        'The same secret for Standard Webhooks libraries (`standardwebhooks`, `svix`): `whsec_` + base64 of ' +
+        "`secret_key`'s UTF-8 bytes. Verifies the `webhook-signature` header as given.",
+      example:
+        'whsec_NWYyYjhjMGU0ZDZhMWYzYjllN2MyZDhhMGI0ZjZlMWMzYTVkN2I5ZjBlMmM0YTZiOGQwZjFlM2M1YTdiOWQyZQ==',
+    }),
     data: WebhookSubscription,
   })
   .meta({ id: 'WebhookSubscriptionWithSecret' });

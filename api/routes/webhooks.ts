@@ -6,6 +6,7 @@ import {
   SubscriptionNotFoundError,
 } from '../errors.ts';
 import { presentDeadLetter, presentSubscription } from '../presenters/webhook.ts';
+import { standardWebhooksSecret } from '../../workers/webhook-signature.ts';
 import { defineRoute } from '../route.ts';
 import { listSubscriptions, rotateSecret, subscribe } from '../use-cases/manage-webhooks.ts';
 import { observeDeliveries, redeliver } from '../use-cases/observe-deliveries.ts';
@@ -31,6 +32,7 @@ const subscriptionExample = {
   updated_at: '2026-11-22T10:00:00.000Z',
 };
 const secretExample = '5f2b8c0e4d6a1f3b9e7c2d8a0b4f6e1c3a5d7b9f0e2c4a6b8d0f1e3c5a7b9d2e';
+const standardSecretExample = standardWebhooksSecret(secretExample);
 
 export const webhookRoutes = [
   defineRoute({
@@ -53,6 +55,7 @@ export const webhookRoutes = [
           success: true,
           message: 'Subscribed.',
           secret_key: secretExample,
+          standard_webhooks_secret: standardSecretExample,
           data: subscriptionExample,
         },
       },
@@ -64,7 +67,8 @@ export const webhookRoutes = [
         summary: 'A delivery',
         description:
           'Verify `X-Service-Signature` = `sha256=` + hex HMAC-SHA256 of `X-Service-Timestamp` + "." + the raw body, ' +
-          'keyed with your secret; reject timestamps more than 300 s away; de-duplicate on `event_id` (delivery is ' +
+          'keyed with your secret (or the `webhook-*` headers with a Standard Webhooks library and ' +
+          '`standard_webhooks_secret`); reject timestamps more than 300 s away; de-duplicate on `event_id` (delivery is ' +
           'at least once, in any order). Answer 2xx within 10 s; otherwise the attempt is retried after 5, 15, 30 ' +
           'and 60 minutes, five attempts in all, then dead-lettered.',
         body: WebhookDeliveryPayload,
@@ -74,6 +78,11 @@ export const webhookRoutes = [
           'X-Delivery-Attempt': 'The attempt number, 1 for the first.',
           'X-Service-Timestamp': 'Unix seconds when this attempt was sent.',
           'X-Service-Signature': 'sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">.',
+          'webhook-id': 'Standard Webhooks: the event_id, the same on every attempt and redelivery.',
+          'webhook-timestamp': 'Standard Webhooks: the same Unix seconds as X-Service-Timestamp.',
+          'webhook-signature':
+            'Standard Webhooks: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">, keyed ' +
+            'with the UTF-8 bytes of secret_key; verify with standard_webhooks_secret.',
         },
       },
     },
@@ -85,6 +94,7 @@ export const webhookRoutes = [
           success: true,
           message: 'Subscribed.',
           secret_key: row.secret_key,
+          standard_webhooks_secret: standardWebhooksSecret(row.secret_key),
           data: presentSubscription(row),
         },
       };
@@ -140,6 +150,7 @@ export const webhookRoutes = [
           success: true,
           message: 'Secret rotated.',
           secret_key: secretExample,
+          standard_webhooks_secret: standardSecretExample,
           data: subscriptionExample,
         },
       },
@@ -153,6 +164,7 @@ export const webhookRoutes = [
           success: true,
           message: 'Secret rotated.',
           secret_key: row.secret_key,
+          standard_webhooks_secret: standardWebhooksSecret(row.secret_key),
           data: presentSubscription(row),
         },
       };

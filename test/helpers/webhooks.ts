@@ -21,19 +21,26 @@ import { call, type TestServer } from './http.ts';
 
 const ALL_TYPES = [...EVENT_TYPES];
 
-/** Subscribes through the API; returns the subscription id and its secret. */
+/**
+ * Subscribes through the API; returns the subscription id, its secret, and the same secret as
+ * Standard Webhooks libraries take it.
+ */
 export async function subscribe(
   server: TestServer,
   apiKey: string,
   endpointUrl: string,
   eventTypes: string[] = ALL_TYPES,
-): Promise<{ id: string; secret: string }> {
+): Promise<{ id: string; secret: string; standardSecret: string }> {
   const res = await call(server, 'POST', '/api/v1/partner/webhooks', {
     key: apiKey,
     body: { endpoint_url: endpointUrl, event_types: eventTypes },
   });
   if (res.status !== 201) throw new Error(res.text);
-  return { id: res.body.data.id as string, secret: res.body.secret_key as string };
+  return {
+    id: res.body.data.id as string,
+    secret: res.body.secret_key as string,
+    standardSecret: res.body.standard_webhooks_secret as string,
+  };
 }
 
 /** One request a receiver got, with its verification. */

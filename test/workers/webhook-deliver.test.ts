@@ -8,6 +8,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
+import { Webhook as StandardWebhook, WebhookVerificationError } from 'standardwebhooks';
 import type { Config } from '../../db/platform/config.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { webhookDeliver } from '../../workers/webhook-deliver.ts';
@@ -218,6 +219,48 @@ test.serial(
     t.true(verify(first, d.sub.secret));
     t.false(verify(second, d.sub.secret), 'old secret');
     t.true(verify(second, newSecret), 'new secret');
+  },
+);
+
+test.serial(
+  'Standard Webhooks: the standardwebhooks library verifies each attempt with the secret as returned; a retry keeps its webhook-id; after a rotation only the new secret verifies',
+  async (t) => {
+    const r = await receiver(t);
+    r.respond = () => (r.received.length === 1 ? 500 : 200);
+    const d = await deliveryTo(r);
+    t.regex(d.sub.standardSecret, /^whsec_[A-Za-z0-9+/]+=*$/);
+    await d.runScheduled();
+    const rotated = await call(server(), 'POST', `/api/v1/partner/webhooks/${d.sub.id}/rotate-secret`, {
+      key: d.apiKey,
+    });
+    const newSecret = rotated.body.standard_webhooks_secret as string;
+    t.regex(newSecret, /^whsec_/);
+    t.not(newSecret, d.sub.standardSecret);
+    await d.runScheduled();
+    t.is(r.received.length, 2);
+    const [first, second] = r.received as [Receiver['received'][0], Receiver['received'][0]];
+    const verified = (x: typeof first, secret: string) => {
+      try {
+        return new StandardWebhook(secret).verify(x.rawBody, x.headers as Record<string, string>);
+      } catch (error) {
+        if (error instanceof WebhookVerificationError) return 'refused';
+        throw error;
+      }
+    };
+    t.like(verified(first, d.sub.standardSecret), { event_id: d.event.id, event_type: 'hold_created' });
+    t.like(verified(second, newSecret), { event_id: d.event.id });
+    t.is(verified(second, d.sub.standardSecret), 'refused', 'the old secret no longer verifies');
+    t.is(verified(first, newSecret), 'refused');
+    t.is(first.headers['webhook-id'], d.event.id, 'webhook-id is the event_id');
+    t.is(second.headers['webhook-id'], first.headers['webhook-id'], 'the same on a retried attempt');
+    t.not(first.headers['x-delivery-id'], second.headers['x-delivery-id']);
+    t.is(first.headers['webhook-timestamp'], first.headers['x-service-timestamp']);
+    t.regex(first.headers['webhook-signature'] as string, /^v1,[A-Za-z0-9+/]{43}=$/);
+    // A body changed in transit is refused by the library too.
+    t.is(
+      verified({ ...second, rawBody: second.rawBody.replace('hold_created', 'hold_expired') }, newSecret),
+      'refused',
+    );
   },
 );
 
