@@ -83,13 +83,25 @@ export const BookingListQuery = z
     customer_name: freeText({ min: 1, max: 100 })
       .optional()
       .meta({ description: 'Case-insensitive substring.' }),
+    starting_after: Uuid.optional().meta({
+      description:
+        'The `booking_id` of the last booking of the previous page: the next page, with the same filters. ' +
+        'One that is not your booking is 400.',
+    }),
   })
   .refine((q) => !q.from || !q.to || q.from <= q.to, {
     message: 'from must not be after to',
     path: ['from'],
   });
 
-export const BookingListResponse = z.object({ bookings: z.array(BookingListItem) });
+export const BookingListResponse = z.object({
+  bookings: z.array(BookingListItem),
+  has_more: z.boolean().meta({
+    description:
+      'Whether at least one more booking matches after the last of this page; ask for it with ' +
+      '`starting_after`. False on a page that ends at the last match, even a full one.',
+  }),
+});
 
 export const BookingChangeResponse = z
   .object({ message: z.string(), booking_id: Uuid, status: BookingStatus })

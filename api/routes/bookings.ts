@@ -108,7 +108,8 @@ export const bookingRoutes = [
     summary: 'List your bookings',
     description:
       'Only your own bookings, newest `booked_at` first. `from` and `to` filter on the venue-local date of ' +
-      'the slot, inclusive; `customer_name` matches a case-insensitive substring; `limit` defaults to 50.',
+      'the slot, inclusive; `customer_name` matches a case-insensitive substring; `limit` defaults to 50. ' +
+      'Page with `starting_after` (the last `booking_id` of a page) while `has_more` is true.',
     tag,
     auth: true,
     query: BookingListQuery,
@@ -116,19 +117,20 @@ export const bookingRoutes = [
       200: {
         description: 'The bookings.',
         schema: BookingListResponse,
-        example: { bookings: [listItemExample] },
+        example: { bookings: [listItemExample], has_more: false },
       },
     },
     async handler({ partnerId, query }, { db }) {
-      const rows = await listBookings(db, partnerId, {
+      const { rows, hasMore } = await listBookings(db, partnerId, {
         venueId: query.venue_id,
         from: query.from,
         to: query.to,
         customerPhone: query.customer_phone,
         customerName: query.customer_name,
+        startingAfter: query.starting_after,
         limit: query.limit,
       });
-      return { status: 200, body: { bookings: rows.map(presentBookingListItem) } };
+      return { status: 200, body: { bookings: rows.map(presentBookingListItem), has_more: hasMore } };
     },
   }),
   defineRoute({

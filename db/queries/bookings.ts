@@ -124,10 +124,16 @@ export interface BookingFilters {
   to?: string | undefined;
   customerPhone?: string | undefined;
   customerName?: string | undefined;
+  /** Only bookings after this one in the list's order (a booking of the partner's). */
+  startingAfter?: string | undefined;
   limit: number;
 }
 
-/** A partner's bookings, newest booked_at first. */
+/**
+ * A partner's bookings, newest booked_at first (then id), at most `limit`. Pages are keyset:
+ * after `startingAfter`'s position in that order, read from bookings_partner_booked_idx; the
+ * position is compared in SQL, at the column's microseconds.
+ */
 export function listForPartner(db: Knex, partnerId: string, filters: BookingFilters): Promise<BookingRow[]> {
   const query = db<BookingRow>({ b: 'bookings' })
     .select('b.*')
@@ -144,6 +150,11 @@ export function listForPartner(db: Knex, partnerId: string, filters: BookingFilt
   if (filters.to)
     void query.whereRaw('(b.slot_start at time zone v.timezone)::date <= ?::date', [filters.to]);
   if (filters.customerPhone) void query.where('b.customer_phone', filters.customerPhone);
+  if (filters.startingAfter) {
+    void query.whereRaw('(b.booked_at, b.id) < (select c.booked_at, c.id from bookings c where c.id = ?)', [
+      filters.startingAfter,
+    ]);
+  }
   if (filters.customerName) {
     void query.whereRaw("b.customer_name ilike '%' || ? || '%' escape '\\'", [
       escapeLike(filters.customerName),

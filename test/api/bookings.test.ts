@@ -239,3 +239,74 @@ test('GET /bookings: only your own, newest first, with every filter and limit', 
     t.is(res.body.error, 'VALIDATION_ERROR');
   }
 });
+
+test('GET /bookings pages with starting_after: keyset over ties, the same filters, has_more exact', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const other = await makeBookingWorld(db);
+  const booked: string[] = [];
+  for (let index = 0; index < 7; index++) {
+    const phone = index % 2 ? '9000000001' : '9000000002';
+    booked.push((await bookSlot(server(), w, { index, confirm: { customer_phone: phone } })).bookingId);
+  }
+  // Three share one booked_at to the microsecond: the id orders them, and no page repeats or skips one.
+  await db('bookings')
+    .whereIn('id', booked.slice(2, 5))
+    .update({ booked_at: db.raw("'2031-01-01 10:00:00.123456+00'") });
+  const foreign = (await bookSlot(server(), other, { index: 0 })).bookingId;
+  const list = (query: string) => call(server(), 'GET', `/api/v1/bookings${query}`, { key: w.apiKey });
+  const ids = (res: { body: { bookings: { booking_id: string }[] } }) =>
+    res.body.bookings.map((b) => b.booking_id);
+
+  const whole = await list('?limit=100');
+  t.is(whole.body.has_more, false);
+  t.is(ids(whole).length, 7);
+  const walk = async (filter: string, limit: number) => {
+    const pages: { ids: string[]; hasMore: boolean }[] = [];
+    let after = '';
+    for (;;) {
+      const res = await list(`?limit=${limit}${filter}${after && `&starting_after=${after}`}`);
+      t.is(res.status, 200);
+      assertDocumented(t, 'GET /bookings', res);
+      pages.push({ ids: ids(res), hasMore: res.body.has_more });
+      if (!res.body.has_more) return pages;
+      after = ids(res).at(-1)!;
+    }
+  };
+  const byThree = await walk('', 3);
+  t.deepEqual(
+    byThree.map((p) => [p.ids.length, p.hasMore]),
+    [
+      [3, true],
+      [3, true],
+      [1, false],
+    ],
+  );
+  t.deepEqual(
+    byThree.flatMap((p) => p.ids),
+    ids(whole),
+  );
+  const exact = await walk('', 7);
+  t.deepEqual(
+    exact.map((p) => [p.ids.length, p.hasMore]),
+    [[7, false]],
+    'a full page that ends at the last match says no more',
+  );
+  const filtered = await walk('&customer_phone=9000000001', 2);
+  t.deepEqual(
+    filtered.flatMap((p) => p.ids),
+    ids(await list('?limit=100&customer_phone=9000000001')),
+  );
+  t.deepEqual(
+    filtered.map((p) => p.hasMore),
+    [true, false],
+    'three matches by two: has_more counts only matches',
+  );
+
+  for (const bad of [`?starting_after=${foreign}`, `?starting_after=${randomUUID()}`, '?starting_after=x']) {
+    const res = await list(bad);
+    t.is(res.status, 400, bad);
+    t.is(res.body.error, 'VALIDATION_ERROR');
+    assertDocumented(t, 'GET /bookings', res);
+  }
+});
