@@ -57,6 +57,7 @@ const TAGS: Record<string, string> = {
   Webhooks:
     'Signed callbacks for every hold and booking change and waitlist promotion at your venues, and their ' +
     'delivery record.',
+  Events: 'Every event of your venues, to page through: recover what a webhook endpoint missed.',
 };
 
 /** Builds the whole document from the declared routes. */

@@ -90,10 +90,14 @@ CREATE TABLE events (
   slot_id uuid NOT NULL,
   occurred_at timestamp with time zone NOT NULL DEFAULT now(),
   details jsonb NOT NULL DEFAULT '{}'::jsonb,
+  tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
+  seq bigint GENERATED ALWAYS AS IDENTITY (START WITH 1 INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1) NOT NULL,
   CONSTRAINT events_pkey PRIMARY KEY (id)
 );
 CREATE INDEX events_booking_idx ON public.events USING btree (booking_id);
 CREATE INDEX events_hold_idx ON public.events USING btree (hold_id);
+CREATE INDEX events_venue_occurred_idx ON public.events USING btree (venue_id, occurred_at);
+CREATE INDEX events_venue_position_idx ON public.events USING btree (venue_id, tx, seq);
 
 CREATE TABLE holds (
   id uuid NOT NULL DEFAULT gen_random_uuid(),

@@ -3,6 +3,7 @@ import type { Route } from '../route.ts';
 import { availabilityRoutes } from './availability.ts';
 import { bookingRoutes } from './bookings.ts';
 import { contractRoutes } from './contract.ts';
+import { eventRoutes } from './events.ts';
 import { healthRoutes } from './health.ts';
 import { holdRoutes } from './holds.ts';
 import { packageRoutes } from './packages.ts';
@@ -20,4 +21,5 @@ export const routes: readonly Route[] = [
   ...packageRoutes,
   ...waitlistRoutes,
   ...webhookRoutes,
+  ...eventRoutes,
 ];

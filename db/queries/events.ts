@@ -54,3 +54,77 @@ export interface EventLog {
   /** As holdEvent, for one booking. */
   bookingEvent(trx: Knex.Transaction, type: BookingEventType, bookingId: string): Promise<string>;
 }
+
+/** What the missed-event pull asks for (GET /api/v1/events). */
+export interface EventPullFilters {
+  /** Only events after this one in the pull's order; it must be one the partner may see. */
+  startingAfter?: string | undefined;
+  /** Only events whose occurred_at is at or after this instant. */
+  since?: Date | undefined;
+  types?: readonly EventType[] | undefined;
+  limit: number;
+}
+
+/**
+ * Where an event stands in the pull's order, when it is one of the venues granted to the partner;
+ * undefined otherwise (unknown, or not the partner's to see).
+ */
+export async function pullPosition(
+  db: Knex,
+  partnerId: string,
+  eventId: string,
+): Promise<{ tx: string; seq: string } | undefined> {
+  const { rows } = await db.raw<{ rows: { tx: string; seq: string }[] }>(
+    `select e.tx::text as tx, e.seq::text as seq from events e
+       join venue_grants g on g.venue_id = e.venue_id and g.partner_id = ?
+      where e.id = ?`,
+    [partnerId, eventId],
+  );
+  return rows[0];
+}
+
+/**
+ * The events of the venues granted to the partner, in the pull's order (transaction, then place
+ * in it: migration 20261128000000), at most `limit`, after `after`. Only events of transactions
+ * older than every transaction still running are served, so an event that commits later never
+ * lands behind a cursor already handed out. Each venue is read from events_venue_position_idx (or
+ * events_venue_occurred_idx for `since`), `limit` rows at most, and the venues' rows merged.
+ */
+export async function pullEvents(
+  db: Knex,
+  partnerId: string,
+  filters: EventPullFilters,
+  after?: { tx: string; seq: string },
+): Promise<EventRow[]> {
+  const conditions: string[] = [];
+  const bindings: (string | Date | string[])[] = [];
+  if (after) {
+    conditions.push('(e.tx, e.seq) > (?::xid8, ?::bigint)');
+    bindings.push(after.tx, after.seq);
+  }
+  if (filters.since) {
+    conditions.push('e.occurred_at >= ?');
+    bindings.push(filters.since);
+  }
+  if (filters.types) {
+    conditions.push('e.event_type = any (?)');
+    bindings.push([...filters.types]);
+  }
+  const { rows } = await db.raw<{ rows: EventRow[] }>(
+    `select e.id, e.event_type, e.venue_id, e.partner_id, e.hold_id, e.booking_id, e.slot_id,
+            e.occurred_at, e.details
+       from venue_grants g
+       cross join lateral (
+         select * from events e
+          where e.venue_id = g.venue_id
+            and e.tx < (select pg_snapshot_xmin(pg_current_snapshot()))
+            ${conditions.map((c) => `and ${c}`).join(' ')}
+          order by e.tx, e.seq
+          limit ?) e
+      where g.partner_id = ?
+      order by e.tx, e.seq
+      limit ?`,
+    [...bindings, filters.limit, partnerId, filters.limit],
+  );
+  return rows;
+}
