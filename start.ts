@@ -7,6 +7,7 @@ import { startWeb } from './api/main.ts';
 import { ensureDatabase, withDatabase } from './db/postgres/database-url.ts';
 import { loadConfigOrExit } from './db/platform/config.ts';
 import { seedDemo } from './db/cli/demo-seed.ts';
+import { announceStartDatabase } from './db/platform/embedded/announce.ts';
 import { startEmbeddedPostgres, type EmbeddedServer } from './db/platform/embedded/server.ts';
 import { createDb } from './db/postgres/knex.ts';
 import { createLogger, type Logger } from './db/platform/log.ts';
@@ -40,6 +41,14 @@ async function startAll(): Promise<void> {
     log.info({ data: '.data/pg', port: embedded.port }, 'embedded PostgreSQL started');
   }
   await migrate(databaseUrl, log, config);
+  if (!config.databaseUrl) {
+    // Tell the operator where it is, and `npm run ops` of this checkout (announce.ts).
+    running.push(await announceStartDatabase(databaseUrl));
+    process.stdout.write(
+      `\nThe embedded PostgreSQL of this checkout, while npm start runs (npm run ops finds it too):\n` +
+        `  DATABASE_URL=${databaseUrl}\n\n`,
+    );
+  }
   await seedIfEmpty(databaseUrl, log);
   running.push(await startWorkers(config, databaseUrl, log));
   running.push(await startWeb(config, databaseUrl, log));

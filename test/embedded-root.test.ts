@@ -6,24 +6,16 @@
  * stops `node start.ts` there twice. As any other user the problem cannot occur: skipped.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
-import { lstat, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { relocatedDataRoot } from '../db/platform/embedded/root.ts';
-import { ROOT as root, startProcess, type Started } from './helpers/processes.ts';
+import { copyCheckout, startProcess, type Started } from './helpers/processes.ts';
 
 const asRoot = process.getuid?.() === 0;
 
 /** `node start.ts` in `cwd` on the embedded PostgreSQL (no DATABASE_URL). */
 const startIn = (cwd: string): Started => startProcess('start.ts', { DATABASE_URL: undefined }, cwd);
-
-/** A hard-linked copy of the working tree (no .git, no .data) in `into`: fast, and read only. */
-async function copyCheckout(into: string): Promise<void> {
-  const entries = (await readdir(root)).filter((name) => name !== '.git' && name !== '.data');
-  await promisify(execFile)('cp', ['-al', ...entries.map((name) => path.join(root, name)), into]);
-}
 
 (asRoot ? test : test.skip)(
   'as root, npm start serves from a checkout the postgres user cannot enter, and keeps its data',

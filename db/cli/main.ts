@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfigOrExit, requireDatabaseUrl } from '../platform/config.ts';
+import { startDatabaseUrl } from '../platform/embedded/announce.ts';
 import { createDb } from '../postgres/knex.ts';
 import { bookingRuleCommands } from './booking-rule-commands.ts';
 import { CommandError, type Command } from './command.ts';
@@ -63,7 +64,12 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadConfigOrExit();
-  const db = createDb(requireDatabaseUrl(config), { poolMax: 1, applicationName: 'booking-ops' });
+  // Without DATABASE_URL: the embedded database of a running `npm start` of this checkout.
+  const url =
+    config.databaseUrl ??
+    startDatabaseUrl() ??
+    requireDatabaseUrl(config, 'or run npm start in this checkout: ops then uses its embedded database');
+  const db = createDb(url, { poolMax: 1, applicationName: 'booking-ops' });
   try {
     const output = await db.transaction((trx) => parsed.command.run(trx, parsed.flags));
     process.stdout.write(`${JSON.stringify(output)}\n`);

@@ -93,9 +93,14 @@ export function loadConfigOrExit(): Config {
   }
 }
 
-/** For processes that cannot run without a database (web, worker, migrate, ops). */
-export function requireDatabaseUrl(config: Config): string {
+/**
+ * For processes that cannot run without a database (web, worker, migrate, ops): its URL, or one
+ * line naming DATABASE_URL (and `hint`, where the process has another way) and exit code 1.
+ */
+export function requireDatabaseUrl(config: Config, hint?: string): string {
   if (config.databaseUrl) return config.databaseUrl;
-  process.stderr.write('invalid configuration: DATABASE_URL is required for this command\n');
+  process.stderr.write(
+    `invalid configuration: DATABASE_URL is required for this command${hint ? ` (${hint})` : ''}\n`,
+  );
   process.exit(1);
 }
