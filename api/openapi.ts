@@ -167,7 +167,9 @@ function responses(route: Route, components: Record<string, Json>): Json {
     if (spec.schema) {
       const media: Json = { schema: toSchema(spec.schema, 'output', components) };
       if (spec.example !== undefined) media.example = spec.example;
-      response.content = { 'application/json': media };
+      response.content = Object.fromEntries(
+        (spec.mediaTypes ?? ['application/json']).map((type) => [type, media]),
+      );
     }
     out[status] = response;
   }

@@ -13,6 +13,8 @@ export interface ResponseSpec {
   /** Absent for bodiless responses (204). */
   schema?: z.ZodType;
   example?: unknown;
+  /** The body's media types, when not JSON (the docs page and its assets). */
+  mediaTypes?: readonly string[];
 }
 
 /** An outgoing request the route causes (OpenAPI callbacks), e.g. webhook deliveries. */
@@ -34,10 +36,22 @@ export interface RouteInput<P, Q, B> {
   partnerId: string;
 }
 
-/** What a handler answers: a status and a JSON body (none for 204). */
+/** What a handler answers: a status and a JSON body (none for 204), or bytes of another type. */
 export interface RouteResult {
   status: number;
   body?: unknown;
+  /** Response headers besides those every response carries. */
+  headers?: Record<string, string>;
+}
+
+/** A body that is not JSON (a page, a stylesheet, a script), sent as is with its media type. */
+export class TypedBytes {
+  readonly mediaType: string;
+  readonly bytes: Buffer;
+  constructor(mediaType: string, bytes: Buffer) {
+    this.mediaType = mediaType;
+    this.bytes = bytes;
+  }
 }
 
 /**

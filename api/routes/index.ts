@@ -3,6 +3,7 @@ import type { Route } from '../route.ts';
 import { availabilityRoutes } from './availability.ts';
 import { bookingRoutes } from './bookings.ts';
 import { contractRoutes } from './contract.ts';
+import { docsRoutes } from './docs.ts';
 import { eventRoutes } from './events.ts';
 import { healthRoutes } from './health.ts';
 import { holdRoutes } from './holds.ts';
@@ -14,6 +15,7 @@ import { webhookRoutes } from './webhooks.ts';
 export const routes: readonly Route[] = [
   ...healthRoutes,
   ...contractRoutes(() => routes),
+  ...docsRoutes,
   ...venueRoutes,
   ...availabilityRoutes,
   ...holdRoutes,

@@ -55,8 +55,8 @@ function nullableToJsonSchema(schema: Json): Json {
   return out;
 }
 
-/** What a response needs for checking: its status, its parsed JSON body and its raw text. */
-export type ResponseLike = Pick<CallResult, 'status' | 'body' | 'text'>;
+/** What a response needs for checking: its status, its parsed JSON body, its raw text and headers. */
+export type ResponseLike = Pick<CallResult, 'status' | 'body' | 'text'> & { headers?: Headers };
 
 const validators = new WeakMap<Json, Map<string, ValidateFunction>>();
 
@@ -74,6 +74,13 @@ export function responseProblems(doc: Json, operation: string, result: ResponseL
   const content = response.content as Record<string, { schema: Json }> | undefined;
   if (!content) {
     return result.text === '' ? [] : [`${operation} ${result.status} documents no body but one was sent`];
+  }
+  const mediaType = result.headers?.get('content-type')?.split(';')[0]?.trim() ?? 'application/json';
+  if (mediaType !== 'application/json') {
+    // A page or an asset: documented as that media type; its bytes are not JSON to validate.
+    return content[mediaType]
+      ? []
+      : [`${operation} ${result.status} sent ${mediaType}, documented ${Object.keys(content).join(', ')}`];
   }
   const schema = content['application/json']?.schema;
   if (!schema) return [`${operation} ${result.status} documents no application/json body`];

@@ -1,0 +1,84 @@
+/**
+ * GET /docs in a real headless Chromium (Debian's `chromium`, driven by puppeteer-core): the page
+ * renders every operation of /openapi.json, at both addresses, and no request leaves the machine
+ * (every request the page makes goes to the service). `.ci/run` installs Chromium and sets
+ * REQUIRE_BROWSER_TEST=1; elsewhere, without a Chromium, the test is skipped and says so.
+ */
+import test from 'ava';
+import { existsSync } from 'node:fs';
+import puppeteer from 'puppeteer-core';
+import { useTestDatabase } from '../helpers/database.ts';
+import { call, useTestServer } from '../helpers/http.ts';
+
+const database = useTestDatabase(test);
+const server = useTestServer(test, database);
+
+const chromium = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
+  (candidate) => candidate && existsSync(candidate),
+);
+const required = process.env.REQUIRE_BROWSER_TEST === '1';
+
+if (!chromium && !required) {
+  test('the reference page in a browser (skipped: no Chromium; apt-get install chromium, or set CHROMIUM_PATH)', (t) => {
+    t.log('skipped: no Chromium found');
+    t.pass();
+  });
+} else {
+  test('the reference page lists every operation, at both addresses, and loads nothing from elsewhere', async (t) => {
+    t.truthy(
+      chromium,
+      'REQUIRE_BROWSER_TEST=1 but no Chromium: apt-get install chromium, or set CHROMIUM_PATH',
+    );
+    const origin = new URL(server().url).origin;
+    const document = (await call(server(), 'GET', '/api/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { operationId: string; tags: string[] }>>;
+    };
+    const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
+    t.true(operations.length > 20);
+
+    const browser = await puppeteer.launch({
+      executablePath: chromium!,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+    });
+    t.teardown(() => browser.close());
+    for (const at of ['/docs', '/api/v1/docs']) {
+      const page = await browser.newPage();
+      const elsewhere: string[] = [];
+      const failed: string[] = [];
+      page.on('request', (request) => {
+        const url = request.url();
+        if (!url.startsWith(`${origin}/`) && !url.startsWith('data:')) elsewhere.push(url);
+      });
+      page.on('requestfailed', (request) => failed.push(request.url()));
+      const response = await page.goto(`${origin}${at}`, { waitUntil: 'networkidle0' });
+      t.is(response?.status(), 200, at);
+      t.regex(response?.headers()['content-type'] ?? '', /^text\/html/);
+      await page.waitForSelector('.opblock', { timeout: 20_000 });
+      const shown = await page.$$eval('.opblock', (blocks) => blocks.map((b) => b.id));
+      for (const op of operations) {
+        t.true(
+          shown.some((id) => id.endsWith(`-${op.operationId}`)),
+          `${at}: ${op.operationId} is listed`,
+        );
+      }
+      t.deepEqual(elsewhere, [], `${at}: no request leaves the machine`);
+      t.deepEqual(failed, [], `${at}: every request the page made was answered`);
+      await page.close();
+    }
+  });
+}
+
+test('the page and its assets are served with their types; an unknown asset is a documented 400', async (t) => {
+  const page = await fetch(`${server().url}/docs`);
+  t.is(page.status, 200);
+  t.regex(page.headers.get('content-type') ?? '', /^text\/html; charset=utf-8/);
+  t.regex(await page.text(), /docs-assets\/swagger-ui-bundle\.js/);
+  const css = await call(server(), 'GET', '/api/v1/docs-assets/swagger-ui.css');
+  t.is(css.status, 200);
+  const script = await call(server(), 'GET', '/docs-assets/swagger-ui-bundle.js');
+  t.is(script.status, 200);
+  t.true(script.text.length > 100_000);
+  const unknown = await call(server(), 'GET', '/api/v1/docs-assets/..%2Fpackage.json');
+  t.is(unknown.status, 400);
+  t.is(unknown.body.error, 'VALIDATION_ERROR');
+});
