@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/'] },
+  { ignores: ['node_modules/', '.data/', 'client/dist/', 'client/.readme-*/', 'client/src/schema.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
