@@ -7,6 +7,7 @@
  * the database cannot serve — for keyed routes; 500), so that partners' validating proxies and
  * fuzzers find every status the service can send.
  */
+import { exampleError } from './error-examples.ts';
 import { z } from 'zod';
 import { statusOf } from './middleware/errors.ts';
 import {
@@ -108,7 +109,12 @@ function operation(route: Route, components: Record<string, Json>): Json {
   if (route.body) {
     op.requestBody = {
       required: true,
-      content: { 'application/json': { schema: toSchema(route.body, 'input', components) } },
+      content: {
+        'application/json': {
+          schema: toSchema(route.body, 'input', components),
+          ...(route.bodyExample !== undefined && { example: route.bodyExample }),
+        },
+      },
     };
   }
   return op;
@@ -214,15 +220,16 @@ function responses(route: Route, components: Record<string, Json>): Json {
   return out;
 }
 
+/** The body the service sends for a real instance of `cls` (api/error-examples.ts). */
 function exampleOf(cls: DomainErrorClass): Json {
+  const error = exampleError(cls);
   const example: Json = {
     error: cls.code,
-    message: 'A human-readable explanation.',
+    message: error.message,
     request_id: 'b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c',
   };
-  if (cls === ValidationError)
-    example.details = [{ field: 'venue_id', message: 'Invalid UUID', in: 'query' }];
-  if (cls === RateLimitExceededError) example.retry_after_seconds = 12;
+  if (error instanceof ValidationError) example.details = error.details;
+  if (error instanceof RateLimitExceededError) example.retry_after_seconds = error.retryAfterSeconds;
   return example;
 }
 

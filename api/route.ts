@@ -82,6 +82,8 @@ export interface Route<P = unknown, Q = unknown, B = unknown> {
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
+  /** A request body as a partner would send it (the document's request example); valid for `body`. */
+  bodyExample?: unknown;
   responses: Record<number, ResponseSpec>;
   /** Requests the service later sends because of this route, documented as OpenAPI callbacks. */
   callbacks?: Record<string, CallbackSpec>;

@@ -75,6 +75,14 @@ export const bookingRoutes = [
     tag,
     auth: true,
     body: ConfirmBody,
+    bodyExample: {
+      hold_id: '7c2e4a6b-8d0f-4e1a-b3c5-d7e9f1a3b5c7',
+      payment_reference: 'upi-000123',
+      customer_name: 'Asha Rao',
+      customer_phone: '9812345678',
+      customer_email: 'asha@example.com',
+      idempotency_key: 'confirm-7f3a',
+    },
     responses: {
       201: {
         description: 'The booking.',
@@ -158,6 +166,7 @@ export const bookingRoutes = [
     auth: true,
     params: BookingParams,
     body: ReasonBody,
+    bodyExample: { idempotency_key: 'cancel-7f3a', reason: 'rain' },
     responses: {
       200: {
         description: 'Cancelled.',
@@ -183,6 +192,7 @@ export const bookingRoutes = [
     auth: true,
     params: BookingParams,
     body: ReasonBody,
+    bodyExample: { idempotency_key: 'refund-7f3a' },
     responses: {
       200: {
         description: 'Refunded.',

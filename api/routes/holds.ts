@@ -33,6 +33,14 @@ export const holdRoutes = [
     tag,
     auth: true,
     body: CreateHoldBody,
+    bodyExample: {
+      venue_id: '3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73',
+      resource_id: '9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48',
+      slot_start: '2026-11-23T00:30:00.000Z',
+      slot_duration_minutes: 60,
+      customer_phone: '9812345678',
+      idempotency_key: 'hold-7f3a',
+    },
     responses: {
       201: {
         description: 'The hold (or, for a repeated key, the original hold).',
@@ -68,6 +76,7 @@ export const holdRoutes = [
     auth: true,
     params: HoldParams,
     body: ReasonBody,
+    bodyExample: { idempotency_key: 'release-7f3a', reason: 'customer left' },
     responses: {
       200: {
         description: 'Released.',

@@ -47,6 +47,7 @@ export const packageRoutes = [
     auth: true,
     params: PackageParams,
     body: PurchaseBody,
+    bodyExample: { customer_phone: '9812345678', payment_method: 'upi', idempotency_key: 'package-41c2' },
     responses: {
       201: {
         description: 'The purchase (or, for a repeated key, the original purchase).',

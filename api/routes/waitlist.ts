@@ -44,6 +44,14 @@ export const waitlistRoutes = [
     tag,
     auth: true,
     body: JoinWaitlistBody,
+    bodyExample: {
+      venue_id: '3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73',
+      resource_id: '9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48',
+      slot_date: '2026-11-23',
+      customer_phone: '9812345678',
+      customer_name: 'Asha Rao',
+      expires_in_days: 7,
+    },
     responses: {
       201: {
         description: 'The entry (new, or the same entry again).',

@@ -47,6 +47,10 @@ export const webhookRoutes = [
     tag,
     auth: true,
     body: CreateSubscriptionBody,
+    bodyExample: {
+      endpoint_url: 'https://partner.example.com/webhooks/bookings',
+      event_types: ['booking_created', 'booking_cancelled'],
+    },
     responses: {
       201: {
         description: 'Subscribed; store the secret now.',

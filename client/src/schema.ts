@@ -1836,6 +1836,16 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+         *       "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+         *       "slot_start": "2026-11-23T00:30:00.000Z",
+         *       "slot_duration_minutes": 60,
+         *       "customer_phone": "9812345678",
+         *       "idempotency_key": "hold-7f3a"
+         *     }
+         */
         'application/json': {
           /** Format: uuid */
           venue_id: string;
@@ -2048,6 +2058,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "idempotency_key": "release-7f3a",
+         *       "reason": "customer left"
+         *     }
+         */
         'application/json': {
           /** @description Unique per write; a retry with the same key replays the original result. */
           idempotency_key: string;
@@ -2253,6 +2269,16 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "hold_id": "7c2e4a6b-8d0f-4e1a-b3c5-d7e9f1a3b5c7",
+         *       "payment_reference": "upi-000123",
+         *       "customer_name": "Asha Rao",
+         *       "customer_phone": "9812345678",
+         *       "customer_email": "asha@example.com",
+         *       "idempotency_key": "confirm-7f3a"
+         *     }
+         */
         'application/json': {
           /** Format: uuid */
           hold_id: string;
@@ -2817,6 +2843,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "idempotency_key": "cancel-7f3a",
+         *       "reason": "rain"
+         *     }
+         */
         'application/json': {
           /** @description Unique per write; a retry with the same key replays the original result. */
           idempotency_key: string;
@@ -3024,6 +3056,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "idempotency_key": "refund-7f3a"
+         *     }
+         */
         'application/json': {
           /** @description Unique per write; a retry with the same key replays the original result. */
           idempotency_key: string;
@@ -3231,6 +3268,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "customer_phone": "9812345678",
+         *       "payment_method": "upi",
+         *       "idempotency_key": "package-41c2"
+         *     }
+         */
         'application/json': {
           /**
            * @description Indian 10-digit mobile, optional +91 prefix; returned as +91XXXXXXXXXX.
@@ -3908,6 +3952,16 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+         *       "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+         *       "slot_date": "2026-11-23",
+         *       "customer_phone": "9812345678",
+         *       "customer_name": "Asha Rao",
+         *       "expires_in_days": 7
+         *     }
+         */
         'application/json': {
           /** Format: uuid */
           venue_id: string;
@@ -4417,6 +4471,15 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "endpoint_url": "https://partner.example.com/webhooks/bookings",
+         *       "event_types": [
+         *         "booking_created",
+         *         "booking_cancelled"
+         *       ]
+         *     }
+         */
         'application/json': {
           /**
            * Format: uri

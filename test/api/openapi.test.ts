@@ -6,10 +6,14 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import test from 'ava';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { CASE_MESSAGES } from '../../api/error-examples.ts';
 import { API_PREFIX } from '../../api/openapi.ts';
 import { routes } from '../../api/routes/index.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { call, useTestServer } from '../helpers/http.ts';
+import { ROOT } from '../helpers/processes.ts';
 
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
@@ -126,4 +130,43 @@ test('path parameters are required and typed; success responses carry examples',
     op.responses['404'].content['application/json'].examples.VenueNotFoundError.value.error,
     'VENUE_NOT_FOUND',
   );
+});
+
+test('every request body has an example, valid for the schema the route validates with', async (t) => {
+  const doc = await fetchDocument();
+  for (const route of routes.filter((r) => r.body)) {
+    const media = doc.paths[route.path][route.method.toLowerCase()].requestBody.content['application/json'];
+    t.not(media.example, undefined, `${route.operationId} has a request example`);
+    const parsed = route.body!.safeParse(media.example);
+    t.true(parsed.success, `${route.operationId}: ${parsed.error?.message ?? ''}`);
+  }
+});
+
+test('error examples carry the messages the service sends', async (t) => {
+  const doc = await fetchDocument();
+  const messages = new Set<string>();
+  for (const methods of Object.values<Json>(doc.paths)) {
+    for (const op of Object.values<Json>(methods)) {
+      for (const response of Object.values<Json>(op.responses)) {
+        const media = response.content?.['application/json'];
+        for (const example of Object.values<Json>(media?.examples ?? {})) messages.add(example.value.message);
+      }
+    }
+  }
+  t.false(messages.has('A human-readable explanation.'));
+  t.true(messages.has('Hold not found.'), 'a fixed message, as the error class makes it');
+  t.true(messages.has('Rate limit exceeded; retry after 12 seconds.'));
+  // Messages the throwing code passes in: each is a literal there.
+  const sources = await Promise.all(
+    (await readdir(path.join(ROOT, 'api'), { recursive: true }))
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('error-examples.ts'))
+      .map((file) => readFile(path.join(ROOT, 'api', file), 'utf8')),
+  );
+  for (const message of Object.values(CASE_MESSAGES)) {
+    t.true(messages.has(message), message);
+    t.true(
+      sources.some((source) => source.includes(`'${message}'`)),
+      `"${message}" is thrown somewhere`,
+    );
+  }
 });
