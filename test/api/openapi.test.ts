@@ -5,6 +5,9 @@
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { Document, Spectral, type RulesetDefinition } from '@stoplight/spectral-core';
+import Parsers from '@stoplight/spectral-parsers';
+import { oas } from '@stoplight/spectral-rulesets';
 import test from 'ava';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -54,6 +57,17 @@ test('Redocly recommended rules find no error and only the expected warnings', a
     'warn no-ambiguous-paths #/paths/~1packages~1purchases~1{purchaseId}',
   ];
   t.deepEqual(summary.sort(), expected);
+});
+
+test('Spectral (spectral:oas, its recommended rules, as the CLI runs it) finds nothing, not even a hint', async (t) => {
+  const doc = await fetchDocument();
+  const spectral = new Spectral();
+  spectral.setRuleset({ extends: [[oas as RulesetDefinition, 'recommended']] });
+  const results = await spectral.run(new Document(JSON.stringify(doc), Parsers.Json));
+  t.deepEqual(
+    results.map((r) => `${r.code} ${r.path.join('.')}: ${r.message}`),
+    [],
+  );
 });
 
 test('every declared route is documented with its method, and nothing else is', async (t) => {
