@@ -2,14 +2,18 @@
  * The operator CLI: `npm run --silent ops -- <command> [--flag value]...`. On success it prints
  * exactly one JSON object on stdout and exits 0; on failure one line on stderr, exit 1 (2 for a
  * usage error), and nothing changed: flags are validated first and each command is one transaction.
+ * `--help` (alone, or after a command) prints plain-text usage instead and exits 0.
  */
 import { parseArgs } from 'node:util';
 import { loadConfigOrExit, requireDatabaseUrl } from '../platform/config.ts';
 import { startDatabaseUrl } from '../platform/embedded/announce.ts';
 import { createDb } from '../postgres/knex.ts';
+import { expiryOf, WEBHOOK_DELIVER } from '../jobs/kinds.ts';
 import { bookingRuleCommands } from './booking-rule-commands.ts';
 import { CommandError, type Command } from './command.ts';
+import { deliveryCommands } from './delivery-commands.ts';
 import { demoSeedCommand } from './demo-seed.ts';
+import { commandHelp, generalHelp } from './help.ts';
 import { partnerCommands } from './partner-commands.ts';
 import { venueCommands } from './venue-commands.ts';
 
@@ -18,6 +22,7 @@ export const COMMANDS: readonly Command[] = [
   ...partnerCommands,
   ...venueCommands,
   ...bookingRuleCommands,
+  ...deliveryCommands,
   demoSeedCommand,
 ];
 
@@ -55,9 +60,16 @@ export function parseCommandLine(argv: string[]): { command: Command; flags: Rec
 }
 
 async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    // Usage, before anything else: no configuration, no database, exit 0.
+    const command = COMMANDS.find((c) => c.name === args[0]);
+    process.stdout.write(command ? commandHelp(command) : generalHelp(COMMANDS));
+    return;
+  }
   let parsed: ReturnType<typeof parseCommandLine>;
   try {
-    parsed = parseCommandLine(process.argv.slice(2));
+    parsed = parseCommandLine(args);
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
     process.exitCode = 2;
@@ -69,7 +81,12 @@ async function main(): Promise<void> {
     config.databaseUrl ??
     startDatabaseUrl() ??
     requireDatabaseUrl(config, 'or run npm start in this checkout: ops then uses its embedded database');
-  const db = createDb(url, { poolMax: 1, applicationName: 'booking-ops' });
+  // Jobs the CLI queues (deliveries:redeliver) get the lease the worker expects, as web's do.
+  const db = createDb(url, {
+    poolMax: 1,
+    applicationName: 'booking-ops',
+    webhookDeliverExpirySeconds: expiryOf(WEBHOOK_DELIVER, config),
+  });
   try {
     const output = await db.transaction((trx) => parsed.command.run(trx, parsed.flags));
     process.stdout.write(`${JSON.stringify(output)}\n`);

@@ -1,4 +1,7 @@
-/** Partners and their API keys: partner:create, partner:rate-limit, key:replace, key:revoke. */
+/**
+ * Partners and their API keys: partner:create, partner:list, partner:rate-limit, key:replace (with
+ * a grace period for the older keys), key:revoke.
+ */
 import { z } from 'zod';
 import { wholeNumberText } from '../platform/input.ts';
 import { generateApiKey, hashApiKey } from '../rules/api-key.ts';
@@ -10,6 +13,8 @@ import { CommandError, defineCommand, id, isoDateTime, mustExist, text } from '.
 /** The default requests per 60-second window (the spec's Limits). */
 export const DEFAULT_RATE_LIMIT = 60;
 const rateLimit = wholeNumberText(1, 1_000_000);
+/** How long older keys keep working after key:replace commits: up to 30 days; 0 revokes at once. */
+const graceSeconds = wholeNumberText(0, 2_592_000);
 
 /** Issues a new key for a partner; the plain key exists only in the return value. */
 export async function issueKey(trx: Knex, partnerId: string, expiresAt: Date | null = null): Promise<string> {
@@ -41,15 +46,30 @@ export const partnerCommands = [
     },
   }),
   defineCommand({
+    name: 'partner:list',
+    usage: '',
+    flags: z.strictObject({}),
+    async run(trx) {
+      return { partners: await partners.listWithKeys(trx) };
+    },
+  }),
+  defineCommand({
     name: 'key:replace',
-    usage: '--partner ID [--expires-at ISO]',
-    flags: z.strictObject({ partner: id, 'expires-at': isoDateTime.optional() }),
+    usage: '--partner ID [--expires-at ISO] [--grace-seconds N]',
+    flags: z.strictObject({
+      partner: id,
+      'expires-at': isoDateTime.optional(),
+      'grace-seconds': graceSeconds.optional(),
+    }),
     async run(trx, flags) {
       mustExist(await partners.exists(trx, flags.partner), 'partner', flags.partner);
       const expiresAt = flags['expires-at'] ?? null;
       if (expiresAt && expiresAt.getTime() <= Date.now())
         throw new CommandError('--expires-at must be in the future');
-      await apiKeys.revokeAll(trx, flags.partner);
+      const grace = flags['grace-seconds'] ?? 0;
+      // The older keys stop at once, or `grace` seconds after this, the command's last statement.
+      if (grace > 0) await apiKeys.expireAllWithin(trx, flags.partner, grace);
+      else await apiKeys.revokeAll(trx, flags.partner);
       return { partner_id: flags.partner, api_key: await issueKey(trx, flags.partner, expiresAt) };
     },
   }),

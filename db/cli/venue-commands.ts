@@ -1,5 +1,5 @@
 /**
- * Venues, their resources and catalogue, and who may see them: venue:create, venue:status,
+ * Venues, their resources and catalogue, and who may see them: venue:create, venue:list, venue:status,
  * resource:create, package:create, grant, revoke.
  */
 import { z } from 'zod';
@@ -50,6 +50,15 @@ export const venueCommands = [
         maxAdvanceDays: flags['max-advance-days'],
       });
       return { venue_id: venueId };
+    },
+  }),
+  defineCommand({
+    name: 'venue:list',
+    usage: '[--partner ID]',
+    flags: z.strictObject({ partner: id.optional() }),
+    async run(trx, flags) {
+      if (flags.partner) mustExist(await partners.exists(trx, flags.partner), 'partner', flags.partner);
+      return { venues: await venues.listForOperator(trx, flags.partner) };
     },
   }),
   defineCommand({

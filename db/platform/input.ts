@@ -83,7 +83,8 @@ export function wholeNumberText(min: number, max: number) {
     .string()
     .regex(/^\d{1,15}$/, 'must be a whole number')
     .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    .meta({ description: `a whole number, ${min} to ${max}` });
 }
 
 /**

@@ -20,6 +20,23 @@ export async function revokeAll(db: Knex, partnerId: string, keepId?: string): P
   return query.update({ revoked_at: db.fn.now() });
 }
 
+/**
+ * Lets every live key of the partner work `seconds` more (from the end of this statement, so from
+ * about when the caller commits), never longer than it already would. Authentication refuses a key
+ * past its expires_at.
+ */
+export async function expireAllWithin(db: Knex, partnerId: string, seconds: number): Promise<number> {
+  return db('api_keys')
+    .where({ partner_id: partnerId })
+    .whereNull('revoked_at')
+    .update({
+      expires_at: db.raw(
+        "least(coalesce(expires_at, 'infinity'), clock_timestamp() + make_interval(secs => ?))",
+        [seconds],
+      ),
+    });
+}
+
 /** A keyed request that was authenticated, with the verdict of its rate limit. */
 export interface AuthenticatedRequest {
   partnerId: string;

@@ -20,3 +20,29 @@ export async function exists(db: Knex, partnerId: string): Promise<boolean> {
 export async function noneExist(db: Knex): Promise<boolean> {
   return !(await db('partners').first('id'));
 }
+
+/** A partner as the operator CLI lists it. */
+export interface PartnerListing {
+  partner_id: string;
+  name: string;
+  rate_limit: number;
+  created_at: Date;
+  /** Keys that authenticate now (not revoked, not past their expiry). */
+  active_keys: number;
+  /** The venues granted to it. */
+  venue_ids: string[];
+}
+
+/** Every partner, oldest first, with its working keys and granted venues. */
+export async function listWithKeys(db: Knex): Promise<PartnerListing[]> {
+  const { rows } = await db.raw<{ rows: PartnerListing[] }>(
+    `select p.id as partner_id, p.name, p.rate_limit, p.created_at,
+            (select count(*)::int from api_keys k
+              where k.partner_id = p.id and k.revoked_at is null
+                and (k.expires_at is null or k.expires_at > now())) as active_keys,
+            array(select g.venue_id from venue_grants g where g.partner_id = p.id order by g.venue_id) as venue_ids
+       from partners p
+      order by p.created_at, p.id`,
+  );
+  return rows;
+}

@@ -72,3 +72,28 @@ export async function findVisible(
 function visible(db: Knex, partnerId: string) {
   return db<VenueRow>(db.raw('authorized_venues(?) as v', [partnerId])).select('v.*');
 }
+
+/** A venue as the operator CLI lists it. */
+export interface VenueListing {
+  venue_id: string;
+  name: string;
+  city: string;
+  timezone: string;
+  status: VenueStatus;
+  created_at: Date;
+  /** The partners it is granted to. */
+  partner_ids: string[];
+}
+
+/** Every venue, oldest first, or those granted to `partnerId`; with the partners granted each. */
+export async function listForOperator(db: Knex, partnerId?: string): Promise<VenueListing[]> {
+  const { rows } = await db.raw<{ rows: VenueListing[] }>(
+    `select v.id as venue_id, v.name, v.city, v.timezone, v.status, v.created_at,
+            array(select g.partner_id from venue_grants g where g.venue_id = v.id order by g.partner_id) as partner_ids
+       from venues v
+      where ?::uuid is null or exists (select from venue_grants g where g.venue_id = v.id and g.partner_id = ?::uuid)
+      order by v.created_at, v.id`,
+    [partnerId ?? null, partnerId ?? null],
+  );
+  return rows;
+}

@@ -275,3 +275,59 @@ export async function requeue(trx: Knex, deliveryId: string): Promise<DeliveryRo
     .returning('*');
   return row as DeliveryRow;
 }
+
+/** A delivery as the operator CLI lists it. */
+export interface DeliveryListing {
+  /** The id `deliveries:redeliver --delivery` takes: its latest attempt's, or the next one named. */
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  subscription_id: string;
+  partner_id: string;
+  status: string;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  last_attempt_at: Date | null;
+}
+
+/** The newest deliveries first, of one partner and in one status when asked. */
+export async function listForOperator(
+  db: Knex,
+  filters: { partnerId?: string | undefined; status?: string | undefined; limit: number },
+): Promise<DeliveryListing[]> {
+  const { rows } = await db.raw<{ rows: DeliveryListing[] }>(
+    `select coalesce(d.last_attempt_id, d.next_attempt_id, d.id) as delivery_id, d.event_id, e.event_type,
+            d.subscription_id, d.partner_id, d.status, d.attempts, d.last_status_code, d.last_error,
+            d.created_at, d.last_attempt_at
+       from webhook_deliveries d join events e on e.id = d.event_id
+      where (?::uuid is null or d.partner_id = ?::uuid) and (?::text is null or d.status = ?::text)
+      order by d.created_at desc, d.id desc
+      limit ?`,
+    [
+      filters.partnerId ?? null,
+      filters.partnerId ?? null,
+      filters.status ?? null,
+      filters.status ?? null,
+      filters.limit,
+    ],
+  );
+  return rows;
+}
+
+/**
+ * The delivery an operator names by any id the CLI or the API shows for it: one of its attempts',
+ * its next attempt's, or its own; locked for the caller's transaction.
+ */
+export async function lockByAnyId(trx: Knex, someId: string): Promise<DeliveryRow | undefined> {
+  const { rows } = await trx.raw<{ rows: DeliveryRow[] }>(
+    `select d.* from webhook_deliveries d
+      where d.id = ?::uuid or d.next_attempt_id = ?::uuid or d.last_attempt_id = ?::uuid
+         or d.id = (select a.delivery_id from webhook_attempts a where a.id = ?::uuid)
+      limit 1
+      for update`,
+    [someId, someId, someId, someId],
+  );
+  return rows[0];
+}
