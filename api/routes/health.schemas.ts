@@ -10,3 +10,17 @@ export const HealthResponse = z
   })
   .meta({ id: 'Health' });
 export type HealthResponse = z.infer<typeof HealthResponse>;
+
+/** GET /health/live: the process runs. */
+export const LiveResponse = z.object({ status: z.literal('ok') }).meta({ id: 'Liveness' });
+
+/** GET /health/ready: whether this process can serve (database answers, migrations current). */
+export const ReadyResponse = z
+  .object({
+    status: z.enum(['ok', 'unavailable']),
+    reason: z.string().optional().meta({
+      description: 'Why not, when unavailable: the database does not answer, or migrations are pending.',
+    }),
+  })
+  .meta({ id: 'Readiness' });
+export type ReadyResponse = z.infer<typeof ReadyResponse>;

@@ -1,7 +1,11 @@
-/** GET /health: liveness that tells the truth about the database. */
+/**
+ * GET /health: the spec's health, which tells the truth about the database; and the probes
+ * orchestrators use (CONTRACT.md, "Metrics and probes"): /health/live (the process runs; touches no
+ * database) and /health/ready (the database answers and its migrations are current).
+ */
 import { defineRoute } from '../route.ts';
-import { isDatabaseReachable } from '../use-cases/check-health.ts';
-import { HealthResponse } from './health.schemas.ts';
+import { isDatabaseReachable, unreadyReason } from '../use-cases/check-health.ts';
+import { HealthResponse, LiveResponse, ReadyResponse } from './health.schemas.ts';
 
 const example = { status: 'ok', sandbox: true, timestamp: '2026-11-22T00:30:00.000Z' };
 
@@ -32,6 +36,45 @@ export const healthRoutes = [
         timestamp: new Date().toISOString(),
       };
       return { status: up ? 200 : 503, body };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/health/live',
+    rootAlias: '/health/live',
+    operationId: 'getLiveness',
+    summary: 'Liveness probe',
+    description: 'Unauthenticated, not rate limited, touches no database: 200 while the process runs.',
+    tag: 'Contract and health',
+    auth: false,
+    responses: { 200: { description: 'The process runs.', schema: LiveResponse, example: { status: 'ok' } } },
+    handler() {
+      return Promise.resolve({ status: 200, body: { status: 'ok' } });
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/health/ready',
+    rootAlias: '/health/ready',
+    operationId: 'getReadiness',
+    summary: 'Readiness probe',
+    description:
+      'Unauthenticated, not rate limited: 200 when the database answers and every migration this code ships ' +
+      'is applied; 503 with the reason otherwise (send traffic elsewhere until it is 200).',
+    tag: 'Contract and health',
+    auth: false,
+    responses: {
+      200: { description: 'Ready to serve.', schema: ReadyResponse, example: { status: 'ok' } },
+      503: {
+        description: 'Not ready: the database does not answer, or migrations are pending.',
+        schema: ReadyResponse,
+        example: { status: 'unavailable', reason: 'the database does not answer' },
+      },
+    },
+    async handler(_input, { db }) {
+      const reason = await unreadyReason(db);
+      const body: ReadyResponse = reason ? { status: 'unavailable', reason } : { status: 'ok' };
+      return { status: reason ? 503 : 200, body };
     },
   }),
 ];

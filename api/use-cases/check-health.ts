@@ -1,3 +1,5 @@
+import { readdir } from 'node:fs/promises';
+import { MIGRATIONS } from '../../db/migrate.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 
 /** How long the health check waits for the database before calling it unavailable. */
@@ -18,4 +20,26 @@ export async function isDatabaseReachable(db: Knex): Promise<boolean> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Why this process cannot serve yet, or undefined when it can: the database, then the migrations. */
+export async function unreadyReason(db: Knex): Promise<string | undefined> {
+  if (!(await isDatabaseReachable(db))) return 'the database does not answer';
+  const pending = await pendingMigrations(db).catch(() => undefined);
+  if (pending === undefined) return 'the database does not answer';
+  return pending.length ? `migrations pending: ${pending.join(', ')}` : undefined;
+}
+
+let shipped: Promise<string[]> | undefined;
+
+/** The migrations this code ships that the database has not applied. */
+async function pendingMigrations(db: Knex): Promise<string[]> {
+  shipped ??= readdir(MIGRATIONS.directory).then((files) => files.filter((f) => f.endsWith('.ts')).sort());
+  const files = await shipped;
+  const exists = await db.raw<{ rows: { table: string | null }[] }>(
+    "select to_regclass('knex_migrations')::text as table",
+  );
+  if (!exists.rows[0]?.table) return files;
+  const applied = new Set(await db('knex_migrations').pluck<string[]>('name'));
+  return files.filter((file) => !applied.has(file));
 }

@@ -51,3 +51,46 @@ test('an unreachable database is reported as 503 unavailable, not as ok', async 
     await unreachable.destroy();
   }
 });
+
+test('probes: /health/live answers without the database; /health/ready needs it and every migration applied', async (t) => {
+  const unreachable = createDb('postgres://postgres@127.0.0.1:1/nowhere', { poolMax: 1 });
+  const up = await startApp(database());
+  const down = await startApp(database(), { db: unreachable });
+  try {
+    for (const path of ['/health/live', '/api/v1/health/live']) {
+      for (const server of [up, down]) {
+        const live = await call(server, 'GET', path);
+        t.is(live.status, 200, path);
+        t.deepEqual(live.body, { status: 'ok' });
+        assertDocumented(t, 'GET /health/live', live);
+      }
+    }
+    for (const path of ['/health/ready', '/api/v1/health/ready']) {
+      const ready = await call(up, 'GET', path);
+      t.deepEqual([ready.status, ready.body], [200, { status: 'ok' }], path);
+      assertDocumented(t, 'GET /health/ready', ready);
+      const unready = await call(down, 'GET', path);
+      t.deepEqual(
+        [unready.status, unready.body],
+        [503, { status: 'unavailable', reason: 'the database does not answer' }],
+      );
+      assertDocumented(t, 'GET /health/ready', unready);
+    }
+    // A database behind this code (a deploy that has not migrated yet) is not ready.
+    const { db } = database();
+    const [latest] = await db('knex_migrations').orderBy('id', 'desc').limit(1);
+    await db('knex_migrations').where({ id: latest.id }).delete();
+    try {
+      const behind = await call(up, 'GET', '/health/ready');
+      t.is(behind.status, 503);
+      t.deepEqual(behind.body, { status: 'unavailable', reason: `migrations pending: ${latest.name}` });
+    } finally {
+      await db('knex_migrations').insert(latest);
+    }
+    t.is((await call(up, 'GET', '/health/ready')).status, 200);
+  } finally {
+    await up.close();
+    await down.close();
+    await unreachable.destroy();
+  }
+});
