@@ -96,6 +96,7 @@ CREATE TABLE events (
 );
 CREATE INDEX events_booking_idx ON public.events USING btree (booking_id);
 CREATE INDEX events_hold_idx ON public.events USING btree (hold_id);
+CREATE INDEX events_occurred_brin ON public.events USING brin (occurred_at);
 CREATE INDEX events_venue_occurred_idx ON public.events USING btree (venue_id, occurred_at);
 CREATE INDEX events_venue_position_idx ON public.events USING btree (venue_id, tx, seq);
 
@@ -136,6 +137,7 @@ CREATE TABLE idempotency_keys (
   result jsonb,
   CONSTRAINT idempotency_keys_pkey PRIMARY KEY (partner_id, key)
 );
+CREATE INDEX idempotency_keys_created_brin ON public.idempotency_keys USING brin (created_at);
 
 CREATE TABLE memberships (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
@@ -363,6 +365,7 @@ CREATE TABLE webhook_attempts (
   CONSTRAINT webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES webhook_deliveries(id) ON DELETE CASCADE
 );
 CREATE INDEX webhook_attempts_delivery_idx ON public.webhook_attempts USING btree (delivery_id);
+CREATE INDEX webhook_attempts_started_brin ON public.webhook_attempts USING brin (started_at);
 
 CREATE TABLE webhook_deliveries (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
@@ -385,6 +388,7 @@ CREATE TABLE webhook_deliveries (
   CONSTRAINT webhook_deliveries_subscription_id_fkey FOREIGN KEY (subscription_id) REFERENCES webhook_subscriptions(id) ON DELETE CASCADE,
   CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'failed'::text, 'delivered'::text, 'dead_letter'::text])))
 );
+CREATE INDEX webhook_deliveries_created_brin ON public.webhook_deliveries USING brin (created_at);
 CREATE INDEX webhook_deliveries_partner_status_idx ON public.webhook_deliveries USING btree (partner_id, status);
 
 CREATE TABLE webhook_subscriptions (
@@ -880,6 +884,105 @@ AS $function$
       )
     ) j
     JOIN pgboss.queue q ON q.name = 'hold.expire'
+    ON CONFLICT DO NOTHING
+    RETURNING id
+  ;
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.send_job_retention_prune(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
+ RETURNS SETOF uuid
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      return query 
+    INSERT INTO pgboss.job_common (
+      id,
+      name,
+      data,
+      priority,
+      start_after,
+      created_on,
+      singleton_key,
+      singleton_on,
+      group_id,
+      group_tier,
+      expire_seconds,
+      deletion_seconds,
+      keep_until,
+      retry_limit,
+      retry_delay,
+      retry_backoff,
+      retry_delay_max,
+      policy,
+      dead_letter,
+      heartbeat_seconds,
+      blocked,
+      blocking,
+      pending_dependencies
+    )
+    SELECT
+      COALESCE(id, gen_random_uuid()) as id,
+      'retention.prune' as name,
+      data,
+      COALESCE(priority, 0) as priority,
+      j.start_after,
+      pgboss.job_now() as created_on,
+      "singletonKey",
+      CASE
+        
+        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
+        ELSE NULL
+        END as singleton_on,
+      "groupId" as group_id,
+      "groupTier" as group_tier,
+      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
+      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
+      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
+      COALESCE("retryLimit", q.retry_limit) as retry_limit,
+      COALESCE("retryDelay", q.retry_delay) as retry_delay,
+      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
+      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
+      q.policy,
+      COALESCE("deadLetter", q.dead_letter) as dead_letter,
+      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
+      COALESCE(blocked, false) as blocked,
+      COALESCE(blocking, false) as blocking,
+      COALESCE("pendingDependencies", 0) as pending_dependencies
+    FROM (
+      SELECT *,
+        CASE
+          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
+          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
+          END as start_after
+      FROM json_to_recordset(json_build_array(json_build_object(
+      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
+      'expireInSeconds', coalesce(p_expire_seconds, 3600)))::text::json) as x (
+        id uuid,
+        priority integer,
+        data jsonb,
+        "startAfter" text,
+        "retryLimit" integer,
+        "retryDelay" integer,
+        "retryDelayMax" integer,
+        "retryBackoff" boolean,
+        "singletonKey" text,
+        "singletonSeconds" integer,
+        "singletonOffset" integer,
+        
+        "groupId" text,
+        "groupTier" text,
+        "expireInSeconds" integer,
+        "deleteAfterSeconds" integer,
+        "retentionSeconds" integer,
+        "deadLetter" text,
+        "heartbeatSeconds" integer,
+        blocked boolean,
+        blocking boolean,
+        "pendingDependencies" integer
+      )
+    ) j
+    JOIN pgboss.queue q ON q.name = 'retention.prune'
     ON CONFLICT DO NOTHING
     RETURNING id
   ;

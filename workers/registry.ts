@@ -1,6 +1,7 @@
 /** The one list of job handlers: every kind of job the worker runs, and who handles it. */
 import { holdExpire } from './hold-expire.ts';
 import type { JobHandler } from './job-handler.ts';
+import { retentionPrune } from './retention-prune.ts';
 import { waitlistExpire } from './waitlist-expire.ts';
 import { waitlistPromote } from './waitlist-promote.ts';
 import { webhookDeliver } from './webhook-deliver.ts';
@@ -13,4 +14,5 @@ export const handlers: readonly JobHandler[] = [
   webhookDeliver,
   waitlistExpire,
   waitlistPromote,
+  retentionPrune,
 ];

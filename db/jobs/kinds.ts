@@ -131,12 +131,29 @@ export const WAITLIST_PROMOTE = {
 } satisfies JobKind;
 
 /** Every kind of job the service has. */
+/**
+ * retention.prune: once a day (a pg-boss schedule, RETENTION_CRON), deletes events, delivery
+ * attempts and idempotency keys older than RETENTION_DAYS, in small batches (workers/retention-prune.ts).
+ * Running it twice, or late, deletes nothing twice; an hour is room for a large backlog.
+ */
+export const RETENTION_PRUNE = {
+  name: 'retention.prune',
+  payload: z.object({}).loose(),
+  retry: PATIENT,
+  expireInSeconds: 3600,
+  notify: false,
+} satisfies JobKind;
+
+/** When retention.prune runs: daily at 03:17 UTC, off the hour when cron jobs crowd. */
+export const RETENTION_CRON = '17 3 * * *';
+
 export const JOB_KINDS: readonly JobKind[] = [
   HOLD_EXPIRE,
   WEBHOOK_FANOUT,
   WEBHOOK_DELIVER,
   WAITLIST_EXPIRE,
   WAITLIST_PROMOTE,
+  RETENTION_PRUNE,
 ];
 
 /** A kind's job expiry under `config`. */

@@ -31,6 +31,8 @@ const EnvSchema = z.object({
   // 0 turns a timeout off, as in PostgreSQL.
   DATABASE_STATEMENT_TIMEOUT_MS: wholeNumberText(0, 3_600_000).default(10_000),
   DATABASE_LOCK_TIMEOUT_MS: wholeNumberText(0, 3_600_000).default(5_000),
+  // Events are promised for at least 30 days (CONTRACT.md), so no shorter.
+  RETENTION_DAYS: wholeNumberText(30, 3650).default(30),
 });
 
 /** The parsed, typed configuration every process runs with. */
@@ -52,6 +54,8 @@ export interface Config {
    */
   readonly databaseStatementTimeoutMs: number;
   readonly databaseLockTimeoutMs: number;
+  /** Days events, delivery attempts and idempotency keys are kept before retention.prune deletes them. */
+  readonly retentionDays: number;
 }
 
 /** A configuration value that cannot be used; `message` names the variable. */
@@ -79,6 +83,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
     databaseLockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
+    retentionDays: e.RETENTION_DAYS,
   });
 }
 

@@ -1,0 +1,48 @@
+/**
+ * Retention: the history older than a cutoff, deleted one small batch per statement (each its own
+ * short transaction, so no lock is held for long and a running service does not notice). Order
+ * matters: attempts, then finished deliveries, then events no delivery refers to any more (an
+ * event with a delivery still under way stays until it is finished and old), then idempotency keys.
+ */
+import type { Knex } from '../postgres/knex.ts';
+
+/** Rows one call deleted, by table. */
+export interface PrunedBatch {
+  webhook_attempts: number;
+  webhook_deliveries: number;
+  events: number;
+  idempotency_keys: number;
+}
+
+/** Deletes at most `batch` rows of each history table older than `cutoff`. */
+export async function pruneBatch(db: Knex, cutoff: Date, batch: number): Promise<PrunedBatch> {
+  const count = async (sql: string, bindings: (Date | number)[]) =>
+    (await db.raw<{ rowCount: number }>(sql, bindings)).rowCount;
+  return {
+    webhook_attempts: await count(
+      `delete from webhook_attempts where id in (
+         select id from webhook_attempts where started_at < ? limit ?)`,
+      [cutoff, batch],
+    ),
+    webhook_deliveries: await count(
+      `delete from webhook_deliveries where id in (
+         select id from webhook_deliveries d
+          where d.created_at < ? and d.status in ('delivered', 'dead_letter')
+            and coalesce(d.last_attempt_at, d.created_at) < ?
+          limit ?)`,
+      [cutoff, cutoff, batch],
+    ),
+    events: await count(
+      `delete from events where id in (
+         select e.id from events e
+          where e.occurred_at < ? and not exists (select from webhook_deliveries d where d.event_id = e.id)
+          limit ?)`,
+      [cutoff, batch],
+    ),
+    idempotency_keys: await count(
+      `delete from idempotency_keys where (partner_id, key) in (
+         select partner_id, key from idempotency_keys where created_at < ? limit ?)`,
+      [cutoff, batch],
+    ),
+  };
+}
