@@ -11,6 +11,7 @@ import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/datab
 import { useTestDatabase } from './helpers/database.ts';
 import { makePartner } from './helpers/factories.ts';
 import { ROOT as root, startProcess, type Started } from './helpers/processes.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const database = useTestDatabase(test);
 
@@ -136,5 +137,53 @@ test('npm start migrates, seeds an empty database once, serves, and stops with e
     t.is(await stop(second), 0, second.output());
   } finally {
     await dropDatabase(adminUrl, name);
+  }
+});
+
+test('the request log names the route template; health probes log at debug unless they fail', async (t) => {
+  const { apiKey } = await makePartner(database().db);
+  const requestLines = (web: Started) =>
+    web
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.msg === 'request');
+  for (const level of ['info', 'debug']) {
+    const web = start('api/main.ts', { LOG_LEVEL: level });
+    try {
+      const { port } = await web.logLine('web listening');
+      const get = (path: string) =>
+        fetch(`http://127.0.0.1:${port as number}${path}`, { headers: { 'x-api-key': apiKey } });
+      for (const path of ['/health', '/health/live', '/api/v1/health/ready'])
+        t.is((await get(path)).status, 200);
+      t.is((await get('/api/v1/partner/venues/2d4f6a8c-0e1b-4c3d-a5e7-f9b1d3c5e7a9')).status, 404);
+      t.is((await get('/api/v1/nowhere')).status, 404);
+      // The log line follows the response; the last request's line comes after the others'.
+      await waitFor(() => requestLines(web).some((l) => l.path === '/api/v1/nowhere'));
+      const lines = requestLines(web);
+      t.like(
+        lines.find((l) => l.path === '/api/v1/partner/venues/2d4f6a8c-0e1b-4c3d-a5e7-f9b1d3c5e7a9'),
+        { route: '/api/v1/partner/venues/{venueId}', status: 404, level: 30 },
+      );
+      t.like(
+        lines.find((l) => l.path === '/api/v1/nowhere'),
+        { route: 'unmatched', status: 404 },
+      );
+      const probes = lines.filter((l) => String(l.route).includes('/health'));
+      if (level === 'info') t.deepEqual(probes, [], 'no probe at info');
+      else {
+        t.deepEqual(
+          probes.map((l) => [l.route, l.level]),
+          [
+            ['/health', 20],
+            ['/health/live', 20],
+            ['/api/v1/health/ready', 20],
+          ],
+        );
+      }
+    } finally {
+      t.is(await stop(web), 0, web.output());
+    }
   }
 });
