@@ -21,7 +21,7 @@ import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { asValidationError, validateInput } from './middleware/validate.ts';
 import { API_PREFIX } from './openapi.ts';
-import { JsonBytes, TypedBytes, type Route } from './route.ts';
+import { TypedBytes, type Route } from './route.ts';
 import { routes as allRoutes } from './routes/index.ts';
 
 /**
@@ -68,10 +68,7 @@ function handle(route: Route, deps: AppDeps): AppMiddleware {
       });
     ctx.status = result.status;
     if (result.headers) ctx.set(result.headers);
-    if (result.body instanceof JsonBytes) {
-      ctx.type = 'application/json; charset=utf-8';
-      ctx.body = result.body.bytes;
-    } else if (result.body instanceof TypedBytes) {
+    if (result.body instanceof TypedBytes) {
       ctx.type = result.body.mediaType;
       ctx.body = result.body.bytes;
     } else if (result.body !== undefined) ctx.body = result.body;

@@ -59,11 +59,10 @@ export class TypedBytes {
  * too large to build as objects and stringify on every request (availability). `T` is the shape
  * the bytes encode, the route's response schema.
  */
-export class JsonBytes<T = unknown> {
+export class JsonBytes<T = unknown> extends TypedBytes {
   declare readonly shape?: T;
-  readonly bytes: Buffer;
   constructor(bytes: Buffer) {
-    this.bytes = bytes;
+    super('application/json; charset=utf-8', bytes);
   }
 }
 

@@ -6,26 +6,13 @@
  * checkout, so its `.data/` is its own.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { relocatedDataRoot } from '../db/platform/embedded/root.ts';
+import { inCheckout } from './helpers/ops.ts';
 import { copyCheckout, startProcess } from './helpers/processes.ts';
-
-const run = promisify(execFile);
-
-/** `node db/cli/main.ts …` in `cwd` without DATABASE_URL: its exit code, stdout and stderr. */
-async function opsIn(cwd: string, ...args: string[]) {
-  const env = { ...process.env };
-  delete env.DATABASE_URL;
-  return run(process.execPath, ['db/cli/main.ts', ...args], { cwd, env }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (err: { code: number; stdout: string; stderr: string }) => err,
-  );
-}
 
 test('npm start prints its DATABASE_URL, and ops of the same checkout uses that database while it runs', async (t) => {
   const checkout = await mkdtemp(path.join(os.tmpdir(), 'booking-laptop-'));
@@ -41,7 +28,7 @@ test('npm start prints its DATABASE_URL, and ops of the same checkout uses that 
     await client.end();
     t.is(rows[0]!.n, '1', 'the printed URL is the database start seeded');
 
-    const seeded = await opsIn(checkout, 'demo:seed');
+    const seeded = await inCheckout(checkout, { DATABASE_URL: undefined }, 'demo:seed');
     t.is(seeded.code, 0, seeded.stderr);
     const { api_key: apiKey } = JSON.parse(seeded.stdout) as { api_key: string };
     const venues = await fetch(`http://127.0.0.1:${port as number}/api/v1/partner/venues`, {
@@ -50,7 +37,7 @@ test('npm start prints its DATABASE_URL, and ops of the same checkout uses that 
     t.is(venues.status, 200, 'the key ops made works against the running service');
 
     t.is(await start.stop(), 0, start.output());
-    const after = await opsIn(checkout, 'demo:seed');
+    const after = await inCheckout(checkout, { DATABASE_URL: undefined }, 'demo:seed');
     t.is(after.code, 1);
     t.regex(
       after.stderr,

@@ -245,8 +245,8 @@ export const webhookRoutes = [
       },
     },
     errors: [DeliveryNotFoundError, DeliveryNotDeadLetteredError],
-    async handler({ partnerId, params }, deps) {
-      const delivery = await redeliver(deps, partnerId, params.deliveryId);
+    async handler({ partnerId, params }, { db }) {
+      const delivery = await redeliver(db, partnerId, params.deliveryId);
       return {
         status: 202,
         body: {

@@ -1,8 +1,4 @@
 /** Delivery observability and redelivery of dead letters, for the caller's own deliveries. */
-import type { PgBoss } from 'pg-boss';
-import type { Config } from '../../db/platform/config.ts';
-import { enqueue } from '../../db/jobs/enqueue.ts';
-import { WEBHOOK_DELIVER } from '../../db/jobs/kinds.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import * as deliveries from '../../db/queries/webhook-deliveries.ts';
 import { DeliveryNotDeadLetteredError, DeliveryNotFoundError } from '../errors.ts';
@@ -21,16 +17,16 @@ export async function observeDeliveries(db: Knex, partnerId: string) {
 
 /**
  * Puts a dead-lettered delivery (named by any of its attempts' ids) back in line: same event and
- * event_id, attempts counted afresh, the first one named anew and enqueued in the same transaction.
- * The new job carries that name, so no job left from the earlier round can run an attempt of this
- * one.
+ * event_id, attempts counted afresh, the first one named anew and queued in the same transaction
+ * (deliveries.requeue). The new job carries that name, so no job left from the earlier round can
+ * run an attempt of this one.
  */
 export async function redeliver(
-  deps: { db: Knex; boss: PgBoss; config: Config },
+  db: Knex,
   partnerId: string,
   attemptId: string,
 ): Promise<deliveries.DeliveryRow> {
-  return deps.db.transaction(async (trx) => {
+  return db.transaction(async (trx) => {
     const delivery = await deliveries.lockByAttemptId(trx, partnerId, attemptId);
     if (!delivery) throw new DeliveryNotFoundError();
     if (delivery.status !== 'dead_letter') {
@@ -38,14 +34,6 @@ export async function redeliver(
         `The delivery is ${delivery.status}; only a dead letter can be redelivered.`,
       );
     }
-    const requeued = await deliveries.requeue(trx, delivery.id);
-    await enqueue(
-      deps.boss,
-      trx,
-      WEBHOOK_DELIVER,
-      { delivery_id: delivery.id, attempt_id: requeued.next_attempt_id! },
-      { config: deps.config },
-    );
-    return requeued;
+    return deliveries.requeue(trx, delivery.id);
   });
 }

@@ -1,6 +1,7 @@
 /** The missed-event pull: a page of the events of the caller's venues (CONTRACT.md). */
 import type { Knex } from '../../db/postgres/knex.ts';
 import * as events from '../../db/queries/events.ts';
+import { pageOf } from './page.ts';
 import { InvalidFieldError } from '../errors.ts';
 
 /** A page, oldest first, and whether more match after its last event. */
@@ -14,6 +15,8 @@ export async function pullEvents(
     after = await events.pullPosition(db, partnerId, filters.startingAfter);
     if (!after) throw new InvalidFieldError('starting_after', 'is not an event of a venue granted to you');
   }
-  const rows = await events.pullEvents(db, partnerId, { ...filters, limit: filters.limit + 1 }, after);
-  return { rows: rows.slice(0, filters.limit), hasMore: rows.length > filters.limit };
+  return pageOf(
+    await events.pullEvents(db, partnerId, { ...filters, limit: filters.limit + 1 }, after),
+    filters.limit,
+  );
 }

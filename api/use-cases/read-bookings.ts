@@ -1,6 +1,7 @@
 /** Reads of one's own bookings; allowed after a grant is withdrawn (CONTRACT.md). */
 import type { Knex } from '../../db/postgres/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
+import { pageOf } from './page.ts';
 import { BookingNotFoundError, InvalidFieldError, NotOwnerError } from '../errors.ts';
 
 /**
@@ -18,8 +19,10 @@ export async function listBookings(
       throw new InvalidFieldError('starting_after', 'is not one of your bookings');
     }
   }
-  const rows = await bookings.listForPartner(db, partnerId, { ...filters, limit: filters.limit + 1 });
-  return { rows: rows.slice(0, filters.limit), hasMore: rows.length > filters.limit };
+  return pageOf(
+    await bookings.listForPartner(db, partnerId, { ...filters, limit: filters.limit + 1 }),
+    filters.limit,
+  );
 }
 
 /** One of the caller's bookings: 404 when missing, 403 when another partner's. */

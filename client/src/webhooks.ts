@@ -17,12 +17,12 @@ export type WebhookEvent = {
   [T in EventType]: Omit<Payload, 'event_type' | 'details'> & { event_type: T; details: DetailsOf<T> };
 }[EventType];
 
-interface SlotDetails {
+type SlotDetails = {
   resource_id: string;
   slot_start: string;
   slot_end: string;
   price_rupees: number;
-}
+};
 
 /** What `details` carries for each event type. */
 export type DetailsOf<T extends EventType> = T extends 'hold_created' | 'hold_cancelled' | 'hold_expired'

@@ -37,15 +37,7 @@ export const deliveryCommands = [
       if (delivery.status !== 'dead_letter') {
         throw new CommandError(`the delivery is ${delivery.status}; only a dead letter can be redelivered`);
       }
-      // As the API's redeliver: attempts counted afresh, the first named anew and queued (through
-      // the SQL send function generated from pg-boss's send(), in this transaction).
-      const requeued = await deliveries.requeue(trx, delivery.id);
-      await trx.raw(
-        `select from send_job_webhook_deliver(
-           jsonb_build_object('delivery_id', ?::uuid, 'attempt_id', ?::uuid), null,
-           nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer)`,
-        [delivery.id, requeued.next_attempt_id],
-      );
+      const requeued = await deliveries.requeue(trx, delivery.id); // and queues its first attempt
       return {
         delivery_id: requeued.last_attempt_id ?? requeued.next_attempt_id,
         event_id: requeued.event_id,

@@ -4,36 +4,13 @@
  * Serial, because "nothing changed" is checked by counting rows.
  */
 import test, { type ExecutionContext } from 'ava';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { useTestDatabase } from '../helpers/database.ts';
 import { call, useTestServer } from '../helpers/http.ts';
+import { runOps, type OpsResult } from '../helpers/ops.ts';
 
 const database = useTestDatabase(test);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const run = promisify(execFile);
-
-interface OpsResult {
-  code: number;
-  json: Record<string, any>;
-  stdout: string;
-  stderr: string;
-}
-
-async function ops(...args: string[]): Promise<OpsResult> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['db/cli/main.ts', ...args], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: database().url },
-    });
-    return { code: 0, json: JSON.parse(stdout) as Record<string, any>, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, json: {}, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+/** A command on this file's database. */
+const ops = (...args: string[]): Promise<OpsResult> => runOps({ DATABASE_URL: database().url }, ...args);
 
 async function counts(): Promise<Record<string, number>> {
   const tables = [
@@ -328,13 +305,9 @@ test.serial('a convertible resource may only be made of plain resources of the s
 });
 
 test.serial('without DATABASE_URL the CLI says so in one line', async (t) => {
-  const env = { ...process.env };
-  delete env.DATABASE_URL;
-  const result = await run(process.execPath, ['db/cli/main.ts', 'demo:seed'], { cwd: root, env }).catch(
-    (err: { code: number; stderr: string }) => err,
-  );
-  t.is((result as { code: number }).code, 1);
-  t.regex((result as { stderr: string }).stderr, /DATABASE_URL is required/);
+  const result = await runOps({ DATABASE_URL: undefined }, 'demo:seed');
+  t.is(result.code, 1);
+  t.regex(result.stderr, /DATABASE_URL is required/);
 });
 
 test.serial(

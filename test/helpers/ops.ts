@@ -12,13 +12,22 @@ export interface OpsResult {
   stderr: string;
 }
 
-/** Runs a command with `env` over the tests' environment (a variable set to undefined is removed). */
-export async function runOps(env: Record<string, string | undefined>, ...args: string[]): Promise<OpsResult> {
+/** Runs a command in this checkout with `env` over the tests' environment (undefined removes a variable). */
+export function runOps(env: Record<string, string | undefined>, ...args: string[]): Promise<OpsResult> {
+  return inCheckout(ROOT, env, ...args);
+}
+
+/** As runOps, in the checkout at `cwd` (a copy, with its own `.data/`). */
+export async function inCheckout(
+  cwd: string,
+  env: Record<string, string | undefined>,
+  ...args: string[]
+): Promise<OpsResult> {
   const merged: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete merged[name];
   try {
     const { stdout, stderr } = await run(process.execPath, ['db/cli/main.ts', ...args], {
-      cwd: ROOT,
+      cwd,
       env: merged,
     });
     let json: Record<string, any> = {};

@@ -14,7 +14,7 @@ import * as grants from '../../db/queries/venue-grants.ts';
 import { webhookDeliver } from '../../workers/webhook-deliver.ts';
 import { webhookFanout } from '../../workers/webhook-fanout.ts';
 import { NON_PUBLIC_TARGET, UNRESOLVED_TARGET } from '../../workers/webhook-http.ts';
-import { verifyWebhook } from '../../workers/webhook-signature.ts';
+import { verifyWebhook } from '../../client/src/index.ts';
 import { holdSlot, makeBookingWorld } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
