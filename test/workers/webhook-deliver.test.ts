@@ -7,7 +7,6 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
 import { Webhook as StandardWebhook, WebhookVerificationError } from 'standardwebhooks';
 import type { Config } from '../../db/platform/config.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
@@ -52,14 +51,12 @@ function retarget(d: Delivery, endpointUrl: string) {
   return database().db('webhook_subscriptions').where({ id: d.sub.id }).update({ endpoint_url: endpointUrl });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+/**
+ * A port nothing listens on: 1 (tcpmux) is privileged and unused, so connecting is refused at once.
+ * A probed free port was not: a receiver started later by listen(0) could be given it (seen: the
+ * "refused" case got a 302 from the redirect case's receiver).
+ */
+const CLOSED_PORT = 1;
 
 test.serial(
   'a delivery carries the payload, the six headers and a signature the partner-side function verifies',
@@ -103,7 +100,6 @@ test.serial(
   'every kind of failure is a failed attempt recorded with its status or error, and retried later',
   async (t) => {
     const quick = testConfig({ WEBHOOK_TIMEOUT_MS: '300' });
-    const closedPort = await freePort();
     const elsewhere = await receiver(t);
     const hang = testResolver(() => null);
     const cases: [string, (d: Delivery, r: Receiver) => unknown, number | null, RegExp][] = [
@@ -116,7 +112,7 @@ test.serial(
         /answered 302/,
       ],
       ['no answer', (_, r) => (r.respond = () => undefined), null, /^no answer within 300 ms$/],
-      ['refused', (d) => retarget(d, `http://127.0.0.1:${closedPort}/hooks`), null, /ECONNREFUSED/],
+      ['refused', (d) => retarget(d, `http://127.0.0.1:${CLOSED_PORT}/hooks`), null, /ECONNREFUSED/],
       [
         'no such host',
         (d) => retarget(d, 'https://no-such-host.invalid/hooks'),
@@ -125,7 +121,7 @@ test.serial(
       ],
       [
         'a lookup that never answers',
-        (d) => retarget(d, `http://hang.invalid:${closedPort}/hooks`),
+        (d) => retarget(d, `http://hang.invalid:${CLOSED_PORT}/hooks`),
         null,
         /^no answer within 300 ms$/,
       ],
