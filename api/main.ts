@@ -39,6 +39,7 @@ export async function startWeb(
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     lockTimeoutMs: config.databaseLockTimeoutMs,
     webhookDeliverExpirySeconds: expiryOf(WEBHOOK_DELIVER, config),
+    poolMode: config.databasePoolMode,
   });
   const boss = createBoss(databaseUrl, 'web', log);
   await boss.start();

@@ -1,9 +1,9 @@
 /**
  * `npm run migrate`: knex migrations, then the pg-boss schema and queues, and the SQL functions that
  * send jobs from the database (db/jobs/sql-send.ts). Two migrate processes may start at once (a
- * release phase and a laptop, two deploys): a session advisory lock makes the second wait for the
- * first and then find nothing left to do, instead of failing on knex's migration lock or racing
- * pg-boss's installer.
+ * release phase and a laptop, two deploys): an advisory lock makes the second wait for the first
+ * and then find nothing left to do, instead of failing on knex's migration lock or racing pg-boss's
+ * installer.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,11 +29,14 @@ export async function migrate(
   log: Logger,
   config: Config = loadConfig(),
 ): Promise<void> {
-  const lock = new pg.Client({ connectionString: databaseUrl, application_name: 'booking-migrate' });
-  await lock.connect();
+  const releaseLock = await takeMigrationLock(databaseUrl, config.databasePoolMode);
   try {
-    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    const db = createDb(databaseUrl, { poolMax: 2, applicationName: 'booking-migrate', log });
+    const db = createDb(databaseUrl, {
+      poolMax: 2,
+      applicationName: 'booking-migrate',
+      log,
+      poolMode: config.databasePoolMode,
+    });
     try {
       const [, applied] = (await db.migrate.latest(MIGRATIONS)) as [number, string[]];
       if (applied.length) log.info({ applied }, 'migrations applied');
@@ -49,8 +52,40 @@ export async function migrate(
       await db.destroy();
     }
   } finally {
-    await lock.end();
+    await releaseLock();
   }
+}
+
+/**
+ * Takes the migration lock on a connection of its own, waiting while another migrate holds it;
+ * resolves to the function that releases it. In session mode it is a session lock. Behind a
+ * transaction-pooling PgBouncer a session lock would stay on whichever server connection it landed
+ * on, so there it is the transaction-scoped lock of a transaction left open until the release (the
+ * pooler keeps the server connection ours until then), with no idle-in-transaction limit, as
+ * migrations may take long.
+ */
+async function takeMigrationLock(databaseUrl: string, poolMode: Config['databasePoolMode']) {
+  const lock = new pg.Client({ connectionString: databaseUrl, application_name: 'booking-migrate' });
+  await lock.connect();
+  try {
+    if (poolMode === 'transaction') {
+      await lock.query(
+        `begin; set local idle_in_transaction_session_timeout = 0; select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`,
+      );
+    } else {
+      await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } catch (err) {
+    await lock.end();
+    throw err;
+  }
+  return async () => {
+    try {
+      if (poolMode === 'transaction') await lock.query('commit');
+    } finally {
+      await lock.end();
+    }
+  };
 }
 
 if (import.meta.main) {

@@ -86,6 +86,7 @@ async function main(): Promise<void> {
     poolMax: 1,
     applicationName: 'booking-ops',
     webhookDeliverExpirySeconds: expiryOf(WEBHOOK_DELIVER, config),
+    poolMode: config.databasePoolMode,
   });
   try {
     const output = await db.transaction((trx) => parsed.command.run(trx, parsed.flags));

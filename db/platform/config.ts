@@ -8,6 +8,7 @@ import { wholeNumberText } from './input.ts';
 
 const SERVICE_ENVS = ['local', 'sandbox', 'production'] as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+const POOL_MODES = ['session', 'transaction'] as const;
 
 const booleanText = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -31,6 +32,7 @@ const EnvSchema = z.object({
   // 0 turns a timeout off, as in PostgreSQL.
   DATABASE_STATEMENT_TIMEOUT_MS: wholeNumberText(0, 3_600_000).default(10_000),
   DATABASE_LOCK_TIMEOUT_MS: wholeNumberText(0, 3_600_000).default(5_000),
+  DATABASE_POOL_MODE: z.enum(POOL_MODES).default('session'),
   // Events are promised for at least 30 days (CONTRACT.md), so no shorter.
   RETENTION_DAYS: wholeNumberText(30, 3650).default(30),
 });
@@ -54,6 +56,11 @@ export interface Config {
    */
   readonly databaseStatementTimeoutMs: number;
   readonly databaseLockTimeoutMs: number;
+  /**
+   * `transaction`: DATABASE_URL may be a transaction-pooling PgBouncer, so web, migrate and ops keep
+   * nothing on a connection between transactions (db/postgres/knex.ts). Workers need a session.
+   */
+  readonly databasePoolMode: (typeof POOL_MODES)[number];
   /** Days events, delivery attempts and idempotency keys are kept before retention.prune deletes them. */
   readonly retentionDays: number;
 }
@@ -83,6 +90,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
     databaseLockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
+    databasePoolMode: e.DATABASE_POOL_MODE,
     retentionDays: e.RETENTION_DAYS,
   });
 }

@@ -6,6 +6,7 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../platform/log.ts';
 import { PreparedPgClient } from './prepared-pg-client.ts';
+import { transactionPoolingClient } from './transaction-pooling-client.ts';
 
 export type { Knex };
 
@@ -39,13 +40,24 @@ export interface DbOptions {
    * booking.webhook_attempt_lease_seconds (without it, the queue's default).
    */
   webhookDeliverExpirySeconds?: number;
+  /**
+   * `transaction` (DATABASE_POOL_MODE): the connections may be a transaction-pooling PgBouncer's,
+   * so they carry nothing between transactions: no named statement, no startup parameter beyond
+   * user, database and application_name, the settings above by SET LOCAL in every transaction
+   * (db/postgres/transaction-pooling-client.ts). Default `session`.
+   */
+  poolMode?: 'session' | 'transaction';
 }
 
 /** Creates a knex instance on `databaseUrl`; the caller destroys it on shutdown. */
 export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
   const log = options.log;
+  const transactionMode = options.poolMode === 'transaction';
+  const settings = serverSettings(options);
   return knexFactory({
-    client: PreparedPgClient as unknown as typeof knexFactory.Client,
+    client: (transactionMode
+      ? transactionPoolingClient(settings)
+      : PreparedPgClient) as typeof knexFactory.Client,
     // knex's own messages (pool acquire failures, deprecations) go to our logger, not the console.
     log: {
       warn: (message: unknown) => log?.warn({ knex: String(message) }, 'knex warning'),
@@ -57,10 +69,7 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
       connectionString: databaseUrl,
       application_name: options.applicationName ?? 'booking',
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      ...serverTimeouts(options),
-      ...(options.webhookDeliverExpirySeconds && {
-        options: `-c booking.webhook_attempt_lease_seconds=${options.webhookDeliverExpirySeconds}`,
-      }),
+      ...(transactionMode ? { pipeline: Object.keys(settings).length > 0 } : sessionStartup(settings)),
     },
     acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
     pool: {
@@ -75,14 +84,24 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
   });
 }
 
-function serverTimeouts({ statementTimeoutMs, lockTimeoutMs }: DbOptions): Record<string, number> {
-  const limits: Record<string, number> = {};
+/** The settings every statement of these connections runs under, by their PostgreSQL names. */
+function serverSettings(options: DbOptions): Record<string, number> {
+  const { statementTimeoutMs, lockTimeoutMs, webhookDeliverExpirySeconds } = options;
+  const settings: Record<string, number> = {};
   if (statementTimeoutMs) {
-    limits.statement_timeout = statementTimeoutMs;
-    limits.idle_in_transaction_session_timeout = Math.max(statementTimeoutMs, 60_000);
+    settings.statement_timeout = statementTimeoutMs;
+    settings.idle_in_transaction_session_timeout = Math.max(statementTimeoutMs, 60_000);
   }
-  if (lockTimeoutMs) limits.lock_timeout = lockTimeoutMs;
-  return limits;
+  if (lockTimeoutMs) settings.lock_timeout = lockTimeoutMs;
+  if (webhookDeliverExpirySeconds)
+    settings['booking.webhook_attempt_lease_seconds'] = webhookDeliverExpirySeconds;
+  return settings;
+}
+
+/** Session mode gives the settings once per connection, as startup parameters. */
+function sessionStartup(settings: Record<string, number>): Record<string, string | number> {
+  const { 'booking.webhook_attempt_lease_seconds': lease, ...timeouts } = settings;
+  return { ...timeouts, ...(lease && { options: `-c booking.webhook_attempt_lease_seconds=${lease}` }) };
 }
 
 /** Inserts one row into `table` and returns the id PostgreSQL gave it. */

@@ -60,9 +60,18 @@ async function lockWindow(db: Knex, resourceId: string, start: Date, end: Date) 
   return () => rival.rollback();
 }
 
+// In transaction pool mode the limits are SET LOCAL in every transaction instead of session settings.
 for (const [name, options] of [
   ['a lock not granted within lock_timeout', { lockTimeoutMs: 300 }],
   ['a statement past statement_timeout', { statementTimeoutMs: 300 }],
+  [
+    'a lock not granted within lock_timeout (transaction pool mode)',
+    { lockTimeoutMs: 300, poolMode: 'transaction' },
+  ],
+  [
+    'a statement past statement_timeout (transaction pool mode)',
+    { statementTimeoutMs: 300, poolMode: 'transaction' },
+  ],
 ] as const) {
   test(`${name} is 503 with Retry-After; the key is not spent and the retry succeeds`, async (t) => {
     const { db } = database();

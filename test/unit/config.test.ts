@@ -13,6 +13,7 @@ test('defaults follow CONTRACT.md', (t) => {
     logLevel: 'info',
     databaseStatementTimeoutMs: 10_000,
     databaseLockTimeoutMs: 5_000,
+    databasePoolMode: 'session',
   });
   t.deepEqual(config.webhookRetryDelays, [300, 900, 1800, 3600]);
   t.true(Object.isFrozen(config));
@@ -39,6 +40,7 @@ test('values are parsed; empty variables count as unset', (t) => {
     SERVICE_ENV: '',
     DATABASE_STATEMENT_TIMEOUT_MS: '0',
     DATABASE_LOCK_TIMEOUT_MS: '250',
+    DATABASE_POOL_MODE: 'transaction',
   });
   t.like(config, {
     databaseUrl: 'postgres://u@h:5432/d',
@@ -47,6 +49,7 @@ test('values are parsed; empty variables count as unset', (t) => {
     serviceEnv: 'local',
     databaseStatementTimeoutMs: 0,
     databaseLockTimeoutMs: 250,
+    databasePoolMode: 'transaction',
   });
   t.deepEqual(config.webhookRetryDelays, [1, 2, 3, 4]);
 });
@@ -66,6 +69,8 @@ test('a bad value is one clear error naming the variable', (t) => {
     [{ WEBHOOK_TIMEOUT_MS: '0' }, 'WEBHOOK_TIMEOUT_MS'],
     [{ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ DATABASE_POOL_MODE: 'statement' }, 'DATABASE_POOL_MODE'],
+    [{ DATABASE_POOL_MODE: 'Transaction' }, 'DATABASE_POOL_MODE'],
   ];
   for (const [env, name] of cases) {
     const error = t.throws(() => loadConfig(env), { instanceOf: ConfigError });
