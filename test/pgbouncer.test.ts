@@ -105,8 +105,9 @@ if (!program && !required) {
     };
 
     const serviceEnv = { WEBHOOK_RETRY_DELAYS: '1,1,1,1', WEBHOOK_TIMEOUT_MS: '3000' };
+    // The environment web has, but a direct URL: workers stay in session mode, and say so.
     setup.workers = [0, 1].map(() =>
-      startProcess('workers/main.ts', { ...serviceEnv, DATABASE_URL: directUrl }),
+      startProcess('workers/main.ts', { ...serviceEnv, ...pooledEnv(), DATABASE_URL: directUrl }),
     );
     const webs = [0, 1].map(() => startProcess('api/main.ts', { ...serviceEnv, ...pooledEnv() }));
     setup.webs = [];
@@ -136,6 +137,13 @@ if (!program && !required) {
   });
 
   const web = (i: number) => s().webs[i % 2]!;
+
+  test.serial('workers given DATABASE_POOL_MODE=transaction keep a session and warn once', (t) => {
+    for (const worker of s().workers) {
+      const warnings = worker.output().match(/DATABASE_POOL_MODE=transaction does not apply to workers/g);
+      t.is(warnings?.length, 1, worker.output());
+    }
+  });
 
   test.serial('two migrations through PgBouncer at once: both succeed, one after the other', (t) => {
     const applied = s().migrations.filter((m) => m.output().includes('"migrations applied"'));

@@ -40,6 +40,10 @@ export async function startWorkers(
   log: Logger,
   { handlers: run = handlers, lookup, signal }: WorkerOptions = {},
 ): Promise<Workers> {
+  if (config.databasePoolMode === 'transaction') {
+    // pg-boss LISTENs for new jobs and holds session state: a worker always runs in session mode.
+    log.warn('DATABASE_POOL_MODE=transaction does not apply to workers: give them a direct DATABASE_URL');
+  }
   await waitForDatabase(databaseUrl, log, signal);
   // The web's statement and lock limits hold here too: a stuck statement fails its job, which
   // pg-boss retries, instead of holding a connection forever.
