@@ -12,6 +12,8 @@ import { startEmbeddedPostgres, type EmbeddedServer } from './db/platform/embedd
 import { createDb } from './db/postgres/knex.ts';
 import { createLogger, type Logger } from './db/platform/log.ts';
 import { migrate } from './db/migrate.ts';
+import { Metrics } from './db/platform/metrics.ts';
+import { serveMetricsIfAsked } from './db/platform/metrics-server.ts';
 import * as partners from './db/queries/partners.ts';
 import { onShutdownSignal, printOnlyJson } from './db/platform/shutdown.ts';
 import { startWorkers } from './workers/main.ts';
@@ -32,6 +34,10 @@ startup = startAll();
 await startup;
 
 async function startAll(): Promise<void> {
+  // One registry and one metrics listener for web and workers alike (METRICS_PORT).
+  const metrics = new Metrics();
+  const probes = await serveMetricsIfAsked(config, metrics, log);
+  if (probes) running.push(probes);
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     const embedded: EmbeddedServer = await startEmbeddedPostgres('pg', { log });
@@ -50,8 +56,8 @@ async function startAll(): Promise<void> {
     );
   }
   await seedIfEmpty(databaseUrl, log);
-  running.push(await startWorkers(config, databaseUrl, log));
-  running.push(await startWeb(config, databaseUrl, log));
+  running.push(await startWorkers(config, databaseUrl, log, { metrics, probes }));
+  running.push(await startWeb(config, databaseUrl, log, { metrics, probes }));
 }
 
 async function seedIfEmpty(url: string, logger: Logger): Promise<void> {

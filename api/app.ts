@@ -22,6 +22,7 @@ import { requestLog } from './middleware/request-log.ts';
 import { asValidationError, validateInput } from './middleware/validate.ts';
 import { API_PREFIX } from './openapi.ts';
 import { TypedBytes, type Route } from './route.ts';
+import { unserved } from '../db/platform/metrics.ts';
 import { routes as allRoutes } from './routes/index.ts';
 
 /**
@@ -37,10 +38,11 @@ export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): A
   // Errors are rendered by `errors()`; what still reaches Koa is a socket failing mid-response.
   app.on('error', (err: Error) => deps.log.warn({ err: err.message }, 'response stream error'));
 
+  const metrics = deps.metrics ?? unserved;
   const router = new Router<AppState>();
   for (const route of routes) {
     const stack: AppMiddleware[] = [];
-    if (route.auth) stack.push(authenticate(deps.db), rateLimit());
+    if (route.auth) stack.push(authenticate(deps.db), rateLimit(metrics));
     if (route.body) stack.push(jsonBody());
     stack.push(handle(route, deps));
     const paths = [API_PREFIX + route.path.replace(/\{(\w+)\}/g, ':$1')];
@@ -50,7 +52,7 @@ export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): A
 
   app.use(tracker.middleware);
   app.use(requestId(deps.log));
-  app.use(requestLog());
+  app.use(requestLog(metrics));
   app.use(errors());
   app.use(router.routes());
   app.use(notFound(deps));
@@ -77,7 +79,7 @@ function handle(route: Route, deps: AppDeps): AppMiddleware {
 
 function notFound(deps: AppDeps): AppMiddleware {
   const authenticateKey = authenticate(deps.db);
-  const limit = rateLimit();
+  const limit = rateLimit(deps.metrics ?? unserved);
   return async function notFound(ctx) {
     if (ctx.get('x-api-key')) {
       try {

@@ -4,6 +4,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Config } from '../db/platform/config.ts';
 import type { Knex } from '../db/postgres/knex.ts';
 import type { Logger } from '../db/platform/log.ts';
+import type { Metrics } from '../db/platform/metrics.ts';
 import type { AuthenticatedRequest } from '../db/queries/api-keys.ts';
 
 /** What a request accumulates on its way through the middleware chain. */
@@ -26,4 +27,6 @@ export interface AppDeps {
   boss: PgBoss;
   config: Config;
   log: Logger;
+  /** Where requests are counted (absent: a registry nobody serves). */
+  metrics?: Metrics;
 }

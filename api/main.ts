@@ -6,7 +6,11 @@ import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platfor
 import { createBoss } from '../db/jobs/boss.ts';
 import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
-import { runAsProcess } from '../db/platform/shutdown.ts';
+import { Metrics } from '../db/platform/metrics.ts';
+import { serveMetricsIfAsked, type ReadinessCheck } from '../db/platform/metrics-server.ts';
+import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
+import { bossPoolGauge, knexPoolGauge } from '../db/postgres/pool-gauges.ts';
+import { unreadyReason } from '../db/postgres/readiness.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { buildApp } from './app.ts';
 import { closeGracefully, listen } from './server.ts';
@@ -21,6 +25,16 @@ export interface WebServer {
   stop(): Promise<void>;
 }
 
+/** Options of {@link startWeb}. */
+export interface WebOptions {
+  /** Abandons the wait for the database at start-up. */
+  signal?: AbortSignal | undefined;
+  /** The registry requests are counted in (default: one nobody serves). */
+  metrics?: Metrics | undefined;
+  /** Told how to check this process's readiness once it has a database. */
+  probes?: { setReadiness(check: ReadinessCheck): void } | undefined;
+}
+
 /**
  * Starts the API on `config.port` against `databaseUrl`, once the database answers (`signal`
  * abandons the wait).
@@ -29,7 +43,7 @@ export async function startWeb(
   config: Config,
   databaseUrl: string,
   log: Logger,
-  signal?: AbortSignal,
+  { signal, metrics, probes }: WebOptions = {},
 ): Promise<WebServer> {
   await waitForDatabase(databaseUrl, log, signal);
   const db = createDb(databaseUrl, {
@@ -43,7 +57,10 @@ export async function startWeb(
   });
   const boss = createBoss(databaseUrl, 'web', log);
   await boss.start();
-  const app = buildApp({ db, boss, config, log });
+  const pools = [knexPoolGauge(db), bossPoolGauge(boss)];
+  for (const pool of pools) metrics?.watchPool(pool);
+  probes?.setReadiness(() => unreadyReason(db));
+  const app = buildApp({ db, boss, config, log, ...(metrics && { metrics }) });
   const server = await listen(app, config.port, '0.0.0.0');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -54,6 +71,7 @@ export async function startWeb(
       await closeGracefully(server, app, DRAIN_TIMEOUT_MS);
       await boss.stop({ graceful: false });
       await db.destroy();
+      for (const pool of pools) metrics?.unwatchPool(pool);
       log.info('web stopped');
     },
   };
@@ -62,5 +80,10 @@ export async function startWeb(
 if (import.meta.main) {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
-  await runAsProcess(log, (signal) => startWeb(config, requireDatabaseUrl(config), log, signal));
+  await runAsProcess(log, async (signal) => {
+    const metrics = new Metrics();
+    const probes = await serveMetricsIfAsked(config, metrics, log);
+    const web = await startWeb(config, requireDatabaseUrl(config), log, { signal, metrics, probes });
+    return stopInTurn(web, probes);
+  });
 }

@@ -544,6 +544,18 @@ AS $function$
     end
     $function$;
 
+CREATE OR REPLACE FUNCTION public.confirm_hold_traced(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text, p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      perform set_config('booking.trace', p_trace, true);
+      select * into replayed, operation, fingerprint, result, response
+        from confirm_hold(p_partner_id, p_key, p_fingerprint, p_hold_id, p_payment_reference,
+                          p_customer_name, p_customer_phone, p_customer_email, p_use_package_credit);
+    end
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.hold_event_details(h holds)
  RETURNS jsonb
  LANGUAGE sql
@@ -577,6 +589,15 @@ CREATE OR REPLACE FUNCTION public.iso_utc(t timestamp with time zone)
  IMMUTABLE
 AS $function$
       select to_char(t at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.job_trace()
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+      select case when coalesce(current_setting('booking.trace', true), '') = '' then '{}'::jsonb
+                  else jsonb_build_object('trace', current_setting('booking.trace', true)::jsonb) end
     $function$;
 
 CREATE OR REPLACE FUNCTION public.lock_reservation_windows(p_units uuid[], p_during tstzrange)
@@ -686,6 +707,18 @@ AS $function$
     end
     $function$;
 
+CREATE OR REPLACE FUNCTION public.place_hold_traced(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid, p_start timestamp with time zone, p_minutes integer, p_customer_phone text, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      perform set_config('booking.trace', p_trace, true);
+      select * into replayed, operation, fingerprint, result, response
+        from place_hold(p_partner_id, p_key, p_fingerprint, p_venue_id, p_resource_id, p_start,
+                        p_minutes, p_customer_phone);
+    end
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.publish_event(p_event_id uuid)
  RETURNS void
  LANGUAGE plpgsql
@@ -704,9 +737,20 @@ AS $function$
         returning id, next_attempt_id
       loop
         perform from send_job_webhook_deliver(
-          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id), null,
+          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id) || job_trace(),
+          null,
           nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
       end loop;
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.publish_event(p_event_id uuid, p_trace text)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      if p_trace is not null then perform set_config('booking.trace', p_trace, true); end if;
+      perform publish_event(p_event_id);
     end
     $function$;
 

@@ -3,6 +3,7 @@
  * whether the job runs late, twice, or after a new hold already expired the hold and reused the
  * window (the transition is a conditional update in `db/rules/hold-expiry.ts`).
  */
+import { unserved } from '../db/platform/metrics.ts';
 import { recordEvents } from '../db/rules/events.ts';
 import { expireHoldIfDue } from '../db/rules/hold-expiry.ts';
 import { HOLD_EXPIRE } from '../db/jobs/kinds.ts';
@@ -18,14 +19,16 @@ export const holdExpire: JobHandler<{ hold_id: string }> = {
   // Expiry jobs are scheduled (startAfter), which pg-boss finds only by polling: poll as often as
   // it allows, so hold_expired follows hold_expiry_at by well under a second.
   pollingIntervalSeconds: 0.5,
-  async handle({ hold_id }, { db, boss, log }) {
+  async handle({ hold_id }, { db, boss, log, metrics = unserved }) {
     // The transition is a conditional update, so no lock is needed first; only when it did not
     // happen is the hold read, to tell "settled already" from "not due yet".
-    if (
-      await db.transaction((trx) =>
-        recordEvents(trx, (events) => expireHoldIfDue(trx, boss, events, hold_id)),
-      )
-    ) {
+    const expired = await db.transaction((trx) =>
+      recordEvents(trx, (events) => expireHoldIfDue(trx, boss, events, hold_id)),
+    );
+    if (expired) {
+      // Both moments are the database clock's: expired_at is the update's now().
+      const lagMs = expired.expired_at!.getTime() - expired.hold_expiry_at.getTime();
+      metrics.holdExpiryLag.observe(Math.max(0, lagMs) / 1000);
       log.debug({ hold_id }, 'hold expired');
       return;
     }

@@ -8,6 +8,7 @@ import type { Job, PgBoss } from 'pg-boss';
 import type { JobKind } from '../db/jobs/kinds.ts';
 import type { Config } from '../db/platform/config.ts';
 import type { Logger } from '../db/platform/log.ts';
+import type { Metrics } from '../db/platform/metrics.ts';
 import type { Knex } from '../db/postgres/knex.ts';
 
 /** What a job handler may use. */
@@ -17,6 +18,8 @@ export interface JobDeps {
   boss: PgBoss;
   config: Config;
   log: Logger;
+  /** Where the handlers count what they do (deliveries, expiry lag); absent: nowhere served. */
+  metrics?: Metrics;
   /**
    * The resolver webhook attempts dial through (dns.lookup-compatible; db/platform/host-resolver.ts
    * when absent). Tests inject one to control what a name answers, and when.

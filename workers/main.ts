@@ -9,11 +9,17 @@ import { createBoss } from '../db/jobs/boss.ts';
 import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platform/config.ts';
 import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
-import { runAsProcess } from '../db/platform/shutdown.ts';
+import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
 import { handlers } from './registry.ts';
 import { expiryOf, WEBHOOK_DELIVER } from '../db/jobs/kinds.ts';
+import { sampleQueues } from '../db/jobs/queue-stats.ts';
+import { Metrics, unserved } from '../db/platform/metrics.ts';
+import { serveMetricsIfAsked, type ReadinessCheck } from '../db/platform/metrics-server.ts';
+import { inJobSpan } from '../db/platform/tracing.ts';
+import { bossPoolGauge, knexPoolGauge } from '../db/postgres/pool-gauges.ts';
+import { unreadyReason } from '../db/postgres/readiness.ts';
 
 /** How long active jobs get to finish after SIGTERM. */
 const STOP_TIMEOUT_MS = 30_000;
@@ -31,6 +37,10 @@ export interface WorkerOptions {
   lookup?: LookupFunction;
   /** Abandons the wait for the database at start-up. */
   signal?: AbortSignal;
+  /** The registry the workers record into (default: one nobody serves). */
+  metrics?: Metrics;
+  /** Told how to check this process's readiness once it has a database. */
+  probes?: { setReadiness(check: ReadinessCheck): void } | undefined;
 }
 
 /** Starts pg-boss and one worker per registered job, once the database answers. */
@@ -38,7 +48,7 @@ export async function startWorkers(
   config: Config,
   databaseUrl: string,
   log: Logger,
-  { handlers: run = handlers, lookup, signal }: WorkerOptions = {},
+  { handlers: run = handlers, lookup, signal, metrics = unserved, probes }: WorkerOptions = {},
 ): Promise<Workers> {
   if (config.databasePoolMode === 'transaction') {
     // pg-boss LISTENs for new jobs and holds session state: a worker always runs in session mode.
@@ -57,7 +67,11 @@ export async function startWorkers(
   });
   const boss = createBoss(databaseUrl, 'worker', log);
   await boss.start();
-  const deps: JobDeps = lookup ? { db, boss, config, log, lookup } : { db, boss, config, log };
+  const pools = [knexPoolGauge(db), bossPoolGauge(boss)];
+  for (const pool of pools) metrics.watchPool(pool);
+  metrics.watchQueues(() => sampleQueues(boss, db));
+  probes?.setReadiness(() => unreadyReason(db));
+  const deps: JobDeps = { db, boss, config, log, metrics, ...(lookup && { lookup }) };
   for (const handler of run) {
     await boss.work(
       handler.kind.name,
@@ -81,6 +95,7 @@ export async function startWorkers(
     async stop() {
       await boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS });
       await db.destroy();
+      for (const pool of pools) metrics.unwatchPool(pool);
       log.info('workers stopped');
     },
   };
@@ -95,9 +110,17 @@ export async function startWorkers(
  */
 async function runBatch(handler: JobHandler, batch: Job<unknown>[], deps: JobDeps): Promise<JobResult[]> {
   const run = async (job: Job<unknown>): Promise<JobResult> => {
-    const log = deps.log.child({ job: handler.kind.name, job_id: job.id });
+    const requestId = (job.data as { trace?: { request_id?: unknown } } | null)?.trace?.request_id;
+    const log = deps.log.child({
+      job: handler.kind.name,
+      job_id: job.id,
+      ...(typeof requestId === 'string' && { request_id: requestId }),
+    });
     try {
-      await handler.handle(handler.kind.payload.parse(job.data), { ...deps, log }, job);
+      // In the trace of the request (or job) that sent it (db/platform/tracing.ts).
+      await inJobSpan(handler.kind.name, job.data, { 'messaging.message.id': job.id }, () =>
+        handler.handle(handler.kind.payload.parse(job.data), { ...deps, log }, job),
+      );
       return { id: job.id, status: 'completed' };
     } catch (err) {
       if (err instanceof RetryLaterError)
@@ -119,5 +142,10 @@ async function runBatch(handler: JobHandler, batch: Job<unknown>[], deps: JobDep
 if (import.meta.main) {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
-  await runAsProcess(log, (signal) => startWorkers(config, requireDatabaseUrl(config), log, { signal }));
+  await runAsProcess(log, async (signal) => {
+    const metrics = new Metrics();
+    const probes = await serveMetricsIfAsked(config, metrics, log);
+    const workers = await startWorkers(config, requireDatabaseUrl(config), log, { signal, metrics, probes });
+    return stopInTurn(workers, probes);
+  });
 }

@@ -23,6 +23,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../db/platform/config.ts';
+import { unserved, type Metrics } from '../db/platform/metrics.ts';
+import { setSpanAttribute } from '../db/platform/tracing.ts';
 import { enqueue } from '../db/jobs/enqueue.ts';
 import { attemptLeaseSeconds, WEBHOOK_DELIVER, type PayloadOf } from '../db/jobs/kinds.ts';
 import type { Knex } from '../db/postgres/knex.ts';
@@ -62,8 +64,12 @@ export const webhookDeliver: JobHandler<Payload> = {
 };
 
 /** Sends a claimed attempt and records its outcome, scheduling the next attempt on failure. */
-async function runAttempt(plan: deliveries.AttemptPlan, { db, boss, config, log, lookup }: JobDeps) {
+async function runAttempt(plan: deliveries.AttemptPlan, deps: JobDeps) {
+  const { db, boss, config, log, lookup } = deps;
+  const metrics = deps.metrics ?? unserved;
   const { attemptId } = plan;
+  // The partner's delivery_id (X-Delivery-Id) names the attempt, in traces as on the wire.
+  setSpanAttribute('webhook.delivery_id', attemptId);
   const attempt = plan.delivery.attempts;
   const body = JSON.stringify(deliveryPayload(plan));
   const timestamp = Math.floor(Date.now() / 1000);
@@ -80,11 +86,13 @@ async function runAttempt(plan: deliveries.AttemptPlan, { db, boss, config, log,
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signStandardWebhook(plan.secretKey, plan.event.id, timestamp, body),
   };
+  const started = process.hrtime.bigint();
   const outcome = await postWebhook(plan.endpointUrl, headers, body, {
     timeoutMs: config.webhookTimeoutMs,
     allowPrivate: config.webhookAllowPrivateTargets,
     lookup,
   });
+  metrics.deliveryDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
   const next = outcome.ok ? null : nextAttempt(config, attempt);
   const deliveryId = plan.delivery.id;
   const recorded = await db.transaction(async (trx) => {
@@ -93,6 +101,7 @@ async function runAttempt(plan: deliveries.AttemptPlan, { db, boss, config, log,
     return recorded;
   });
   const { ok, statusCode: status, error } = outcome;
+  countAttempt(metrics, ok, recorded && !ok && !next);
   // recorded false: another job declared this attempt abandoned meanwhile and moved the delivery on.
   const fields = { delivery_id: deliveryId, attempt_id: attemptId, attempt, ok, status, error, recorded };
   log.info(fields, 'webhook attempt');
@@ -136,8 +145,15 @@ async function takeOver(deliveryId: string, attemptId: string, attempt: number, 
     if (recorded && next) await scheduleAttempt(boss, config, trx, deliveryId, next);
     return recorded;
   });
-  if (recorded)
-    log.warn({ delivery_id: deliveryId, attempt_id: attemptId, attempt }, 'webhook attempt abandoned');
+  if (!recorded) return;
+  countAttempt(deps.metrics ?? unserved, false, !next);
+  log.warn({ delivery_id: deliveryId, attempt_id: attemptId, attempt }, 'webhook attempt abandoned');
+}
+
+/** Counts an attempt recorded as `ok` or failed, and the dead letter a last failure makes. */
+function countAttempt(metrics: Metrics, ok: boolean, deadLetter: boolean): void {
+  metrics.deliveryAttempts.inc({ outcome: ok ? 'delivered' : 'failed' });
+  if (deadLetter) metrics.deadLetters.inc();
 }
 
 /** The attempt after failed attempt number `attempt`, or null when that was the last. */

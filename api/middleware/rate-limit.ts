@@ -1,3 +1,4 @@
+import type { Metrics } from '../../db/platform/metrics.ts';
 import type { AppMiddleware } from '../context.ts';
 import { RateLimitExceededError } from '../errors.ts';
 
@@ -6,7 +7,7 @@ import { RateLimitExceededError } from '../errors.ts';
  * by default, exact, shared by every web process through PostgreSQL): rate-limit headers on every
  * keyed response, 429 with Retry-After once the window is full.
  */
-export function rateLimit(): AppMiddleware {
+export function rateLimit(metrics: Metrics): AppMiddleware {
   return async function rateLimit(ctx, next) {
     const auth = ctx.state.auth;
     if (!auth) {
@@ -16,7 +17,10 @@ export function rateLimit(): AppMiddleware {
     ctx.set('X-RateLimit-Limit', String(auth.limit));
     ctx.set('X-RateLimit-Remaining', String(auth.remaining));
     ctx.set('X-RateLimit-Reset-Ms', String(auth.resetMs));
-    if (!auth.allowed) throw new RateLimitExceededError(Math.max(1, Math.ceil(auth.resetMs / 1000)));
+    if (!auth.allowed) {
+      metrics.rateLimitRefusals.inc();
+      throw new RateLimitExceededError(Math.max(1, Math.ceil(auth.resetMs / 1000)));
+    }
     await next();
   };
 }

@@ -1,4 +1,6 @@
-import type { AppMiddleware } from '../context.ts';
+import type { Metrics } from '../../db/platform/metrics.ts';
+import { setSpanRoute } from '../../db/platform/tracing.ts';
+import type { AppContext, AppMiddleware } from '../context.ts';
 
 /** Health probes: an orchestrator calls them every few seconds; they log at debug unless they fail. */
 const PROBES = new Set(['/health', '/health/live', '/health/ready']);
@@ -6,17 +8,20 @@ const PROBES = new Set(['/health', '/health/live', '/health/ready']);
 /**
  * Logs one line per request when it ends: method, path, the route template it matched (as the
  * OpenAPI document writes it, `/api/v1/bookings/{bookingId}`, or `unmatched`), status, duration
- * and partner. Probes that succeed log at debug, so they do not flood the info level.
+ * and partner. Probes that succeed log at debug, so they do not flood the info level. The same
+ * template labels the request's duration in `metrics` and names its trace span: a raw path would
+ * carry ids, and one label value per id is what a metrics store cannot afford.
  */
-export function requestLog(): AppMiddleware {
+export function requestLog(metrics: Metrics): AppMiddleware {
   return async function requestLog(ctx, next) {
     const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      const route = typeof matched === 'string' ? matched.replace(/:(\w+)/g, '{$1}') : 'unmatched';
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = routeTemplate(ctx);
+      setSpanRoute(ctx.method, route);
+      metrics.requests.observe({ method: ctx.method, route, status: ctx.status }, seconds);
       const probe = PROBES.has(route.replace(/^\/api\/v1/, '')) && ctx.status < 500;
       ctx.state.log[probe ? 'debug' : 'info'](
         {
@@ -24,11 +29,17 @@ export function requestLog(): AppMiddleware {
           path: ctx.path,
           route,
           status: ctx.status,
-          duration_ms: Math.round(durationMs * 100) / 100,
+          duration_ms: Math.round(seconds * 1e5) / 100,
           partner_id: ctx.state.auth?.partnerId,
         },
         'request',
       );
     }
   };
+}
+
+/** The template @koa/router matched, written as /openapi.json writes it; `unmatched` for none. */
+function routeTemplate(ctx: AppContext): string {
+  const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  return typeof matched === 'string' ? matched.replace(/:(\w+)/g, '{$1}') : 'unmatched';
 }

@@ -4,7 +4,7 @@
  * database) and /health/ready (the database answers and its migrations are current).
  */
 import { defineRoute } from '../route.ts';
-import { isDatabaseReachable, unreadyReason } from '../use-cases/check-health.ts';
+import { isDatabaseReachable, unreadyReason } from '../../db/postgres/readiness.ts';
 import { HealthResponse, LiveResponse, ReadyResponse } from './health.schemas.ts';
 
 const example = { status: 'ok', sandbox: true, timestamp: '2026-11-22T00:30:00.000Z' };

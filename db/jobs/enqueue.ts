@@ -4,6 +4,7 @@
  */
 import { fromKnex, type PgBoss } from 'pg-boss';
 import type { Config } from '../platform/config.ts';
+import { jobTrace } from '../platform/tracing.ts';
 import type { Knex } from '../postgres/knex.ts';
 import { expiryOf, type JobKind, type PayloadOf } from './kinds.ts';
 
@@ -28,7 +29,9 @@ export async function enqueue<K extends JobKind>(
     throw new Error(`${kind.name} jobs need the configuration to be enqueued`);
   }
   const expireInSeconds = config ? expiryOf(kind, config) : (kind.expireInSeconds as number);
-  await boss.send(kind.name, payload as object, {
+  // The trace of the request or job sending it, which the worker continues (db/platform/tracing.ts).
+  const trace = jobTrace();
+  await boss.send(kind.name, trace ? { ...(payload as object), trace } : (payload as object), {
     expireInSeconds,
     ...(startAfter === undefined ? {} : { startAfter }),
     db: fromKnex(trx),

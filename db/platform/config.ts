@@ -35,6 +35,11 @@ const EnvSchema = z.object({
   DATABASE_POOL_MODE: z.enum(POOL_MODES).default('session'),
   // Events are promised for at least 30 days (CONTRACT.md), so no shorter.
   RETENTION_DAYS: wholeNumberText(30, 3650).default(30),
+  // Unset: no metrics listener (CONTRACT.md: a process listens on no port its variables do not name).
+  METRICS_PORT: wholeNumberText(0, 65535).optional(),
+  // Traces are exported when either endpoint is set; the OpenTelemetry SDK reads the rest itself.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
 });
 
 /** The parsed, typed configuration every process runs with. */
@@ -63,6 +68,10 @@ export interface Config {
   readonly databasePoolMode: (typeof POOL_MODES)[number];
   /** Days events, delivery attempts and idempotency keys are kept before retention.prune deletes them. */
   readonly retentionDays: number;
+  /** Where `/metrics` and the probes listen (metrics-server.ts); undefined: nowhere. */
+  readonly metricsPort: number | undefined;
+  /** Whether traces are exported over OTLP (db/platform/tracing.ts). */
+  readonly tracing: boolean;
 }
 
 /** A configuration value that cannot be used; `message` names the variable. */
@@ -92,6 +101,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseLockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
     databasePoolMode: e.DATABASE_POOL_MODE,
     retentionDays: e.RETENTION_DAYS,
+    metricsPort: e.METRICS_PORT,
+    tracing: Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
   });
 }
 

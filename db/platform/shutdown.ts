@@ -4,6 +4,11 @@
  */
 import type { Logger } from './log.ts';
 
+declare global {
+  /** The started OpenTelemetry SDK, when tracing-preload.ts started one. */
+  var __bookingTracing: { shutdown(): Promise<void> } | undefined;
+}
+
 /**
  * Runs `stop` once on the first SIGTERM or SIGINT, then exits 0 (1 if stopping failed). A second
  * signal while stopping exits at once, for an operator who really means it.
@@ -14,8 +19,13 @@ export function onShutdownSignal(log: Logger, stop: () => Promise<void>): void {
     if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, 'shutting down');
+    // Traces still buffered (tracing-preload.ts) are sent once the parts have stopped.
+    const flushTraces = () => globalThis.__bookingTracing?.shutdown().catch(() => undefined);
     stop().then(
-      () => process.exit(0),
+      async () => {
+        await flushTraces();
+        process.exit(0);
+      },
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
         process.exit(1);
@@ -73,4 +83,13 @@ export async function runAsProcess(
     log.fatal({ err }, 'could not start');
     process.exit(1);
   }
+}
+
+/** One Stoppable of several, stopped in the order given (absent ones skipped). */
+export function stopInTurn(...parts: (Stoppable | undefined)[]): Stoppable {
+  return {
+    async stop() {
+      for (const part of parts) await part?.stop();
+    },
+  };
 }

@@ -1,4 +1,5 @@
 /** Queries on `bookings`. Status changes are conditional updates, so each happens at most once. */
+import { traceSetting } from '../platform/tracing.ts';
 import { datesIn, type DatabaseWrite } from './database-write.ts';
 import type { Knex } from '../postgres/knex.ts';
 
@@ -55,9 +56,14 @@ export interface ConfirmedBooking {
  * the booking and booking_created. A refusal is thrown as a PB000 error (`refusalOf()`).
  */
 export async function confirm(db: Knex, c: HoldConfirmation): Promise<DatabaseWrite<ConfirmedBooking>> {
+  // With a trace to pass on (db/platform/tracing.ts), the twin that sets it first.
+  const trace = traceSetting();
   const { rows } = await db.raw<{ rows: DatabaseWrite<{ booking: Record<string, unknown> }>[] }>(
-    'select * from confirm_hold(?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    trace === null
+      ? 'select * from confirm_hold(?, ?, ?, ?, ?, ?, ?, ?, ?)'
+      : 'select * from confirm_hold_traced(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     [
+      ...(trace === null ? [] : [trace]),
       c.partnerId,
       c.idempotencyKey,
       c.fingerprint,

@@ -1,4 +1,5 @@
 /** Queries on `holds`. Status changes are conditional updates, so each happens at most once. */
+import { traceSetting } from '../platform/tracing.ts';
 import { datesIn, type DatabaseWrite } from './database-write.ts';
 import type { Knex } from '../postgres/knex.ts';
 
@@ -45,9 +46,14 @@ export interface HoldPlacement {
  * hold_created and the expiry job. A refusal is thrown as a PB000 error (`refusalOf()`).
  */
 export async function place(db: Knex, hold: HoldPlacement): Promise<DatabaseWrite<HoldRow>> {
+  // With a trace to pass on (db/platform/tracing.ts), the twin that sets it first.
+  const trace = traceSetting();
   const { rows } = await db.raw<{ rows: DatabaseWrite<Record<string, unknown>>[] }>(
-    'select * from place_hold(?, ?, ?, ?, ?, ?, ?, ?)',
+    trace === null
+      ? 'select * from place_hold(?, ?, ?, ?, ?, ?, ?, ?)'
+      : 'select * from place_hold_traced(?, ?, ?, ?, ?, ?, ?, ?, ?)',
     [
+      ...(trace === null ? [] : [trace]),
       hold.partnerId,
       hold.idempotencyKey,
       hold.fingerprint,

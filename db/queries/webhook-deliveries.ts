@@ -1,4 +1,5 @@
 /** Queries on `webhook_deliveries` and `webhook_attempts`. */
+import { traceSetting } from '../platform/tracing.ts';
 import type { Knex } from '../postgres/knex.ts';
 import type { EventRow } from './events.ts';
 
@@ -31,7 +32,11 @@ export interface DeliveryRow {
  */
 export async function publish(trx: Knex, eventIds: readonly string[]): Promise<void> {
   if (eventIds.length === 0) return;
-  await trx.raw('select publish_event(id) from unnest(?::uuid[]) as id', [[...eventIds]]);
+  // The trace of the request or job publishing them goes into the delivery jobs (tracing.ts).
+  await trx.raw('select publish_event(id, ?::text) from unnest(?::uuid[]) as id', [
+    traceSetting(),
+    [...eventIds],
+  ]);
 }
 
 /** What an attempt needs: the delivery, its event and where and with which secret to send it. */

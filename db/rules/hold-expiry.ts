@@ -9,16 +9,16 @@ import { freeWindow } from './free-window.ts';
 import type { Knex } from '../postgres/knex.ts';
 import * as holds from '../queries/holds.ts';
 
-/** Expires the hold if it is ACTIVE and due; true if this call expired it. */
+/** Expires the hold if it is ACTIVE and due; the expired hold if this call expired it. */
 export async function expireHoldIfDue(
   trx: Knex.Transaction,
   boss: PgBoss,
   events: EventLog,
   holdId: string,
-): Promise<boolean> {
+): Promise<holds.HoldRow | undefined> {
   const expired = await holds.expireIfDue(trx, holdId);
-  if (!expired) return false;
+  if (!expired) return undefined;
   const eventId = await events.holdEvent(trx, 'hold_expired', expired.id);
   await freeWindow(trx, boss, holdId, eventId);
-  return true;
+  return expired;
 }

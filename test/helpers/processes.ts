@@ -35,7 +35,9 @@ export function startProcess(
 ): Started {
   const merged: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', PORT: '0', ...env };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete merged[name];
-  const child = spawn(process.execPath, [script], { cwd, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  // As the npm scripts run them: the tracing preload first (it loads nothing unless OTEL_* asks).
+  const args = ['--import', './db/platform/tracing-preload.ts', script];
+  const child = spawn(process.execPath, args, { cwd, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const waiting: { msg: string; resolve: (line: Record<string, unknown>) => void }[] = [];
   const scan = () => {

@@ -312,9 +312,14 @@ test.serial(
           a.delivery_id.localeCompare(b.delivery_id),
         ),
       rows
-        .map((row) => ({ delivery_id: row.id, attempt_id: row.next_attempt_id }))
+        .map((row) => ({
+          delivery_id: row.id,
+          attempt_id: row.next_attempt_id,
+          // The hold's request, which the worker's log lines name (db/platform/tracing.ts).
+          trace: { request_id: held.response.headers.get('x-request-id') },
+        }))
         .sort((a, b) => a.delivery_id.localeCompare(b.delivery_id)),
-      'one job per delivery, naming its first attempt',
+      'one job per delivery, naming its first attempt and the request that caused it',
     );
   },
 );

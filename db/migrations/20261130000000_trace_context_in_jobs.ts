@@ -1,0 +1,104 @@
+/**
+ * The trace of the request that causes a job travels in the job's payload (db/platform/tracing.ts):
+ * the jobs the database sends itself — a delivery's first attempt, from `publish_event()` — take it
+ * from the transaction's `booking.trace` setting, through `job_trace()`. The hold and confirm
+ * functions are single statements, so the setting cannot come from a statement before them: their
+ * `_traced` twins set it, then do exactly what the function does.
+ */
+import type { Knex } from 'knex';
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`
+    -- {"trace": {...}} when the transaction set booking.trace (a JSON object), else {}.
+    create function job_trace() returns jsonb language sql stable as $$
+      select case when coalesce(current_setting('booking.trace', true), '') = '' then '{}'::jsonb
+                  else jsonb_build_object('trace', current_setting('booking.trace', true)::jsonb) end
+    $$;
+
+    create or replace function publish_event(p_event_id uuid) returns void language plpgsql as $$
+    declare
+      v_delivery record;
+    begin
+      for v_delivery in
+        insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at)
+        select e.id, s.id, s.partner_id, gen_random_uuid(), now()
+          from events e
+          join venue_grants g on g.venue_id = e.venue_id
+          join webhook_subscriptions s on s.partner_id = g.partner_id
+         where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
+        on conflict (event_id, subscription_id) do nothing
+        returning id, next_attempt_id
+      loop
+        perform from send_job_webhook_deliver(
+          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id) || job_trace(),
+          null,
+          nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
+      end loop;
+    end
+    $$;
+
+    -- Publishing from a transaction written in TypeScript (db/rules/events.ts) says the trace too.
+    create function publish_event(p_event_id uuid, p_trace text) returns void language plpgsql as $$
+    begin
+      if p_trace is not null then perform set_config('booking.trace', p_trace, true); end if;
+      perform publish_event(p_event_id);
+    end
+    $$;
+
+    create function place_hold_traced(
+      p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid,
+      p_resource_id uuid, p_start timestamptz, p_minutes integer, p_customer_phone text,
+      out replayed boolean, out operation text, out fingerprint text, out result jsonb, out response json
+    ) language plpgsql as $$
+    begin
+      perform set_config('booking.trace', p_trace, true);
+      select * into replayed, operation, fingerprint, result, response
+        from place_hold(p_partner_id, p_key, p_fingerprint, p_venue_id, p_resource_id, p_start,
+                        p_minutes, p_customer_phone);
+    end
+    $$;
+
+    create function confirm_hold_traced(
+      p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid,
+      p_payment_reference text, p_customer_name text, p_customer_phone text, p_customer_email text,
+      p_use_package_credit boolean,
+      out replayed boolean, out operation text, out fingerprint text, out result jsonb, out response json
+    ) language plpgsql as $$
+    begin
+      perform set_config('booking.trace', p_trace, true);
+      select * into replayed, operation, fingerprint, result, response
+        from confirm_hold(p_partner_id, p_key, p_fingerprint, p_hold_id, p_payment_reference,
+                          p_customer_name, p_customer_phone, p_customer_email, p_use_package_credit);
+    end
+    $$;
+  `);
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.raw(`
+    drop function confirm_hold_traced(text, uuid, text, text, uuid, text, text, text, text, boolean);
+    drop function place_hold_traced(text, uuid, text, text, uuid, uuid, timestamptz, integer, text);
+    drop function publish_event(uuid, text);
+    create or replace function publish_event(p_event_id uuid) returns void language plpgsql as $$
+    declare
+      v_delivery record;
+    begin
+      for v_delivery in
+        insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at)
+        select e.id, s.id, s.partner_id, gen_random_uuid(), now()
+          from events e
+          join venue_grants g on g.venue_id = e.venue_id
+          join webhook_subscriptions s on s.partner_id = g.partner_id
+         where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
+        on conflict (event_id, subscription_id) do nothing
+        returning id, next_attempt_id
+      loop
+        perform from send_job_webhook_deliver(
+          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id), null,
+          nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
+      end loop;
+    end
+    $$;
+    drop function job_trace();
+  `);
+}

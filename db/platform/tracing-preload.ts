@@ -1,0 +1,58 @@
+/**
+ * `node --import ./db/platform/tracing-preload.ts <entry>` (the `web`, `worker` and `start`
+ * scripts): starts OpenTelemetry before the entry point imports anything, because the
+ * instrumentations patch `node:http` and `pg` as they load. Without an OTLP endpoint in the
+ * environment it loads nothing and the process runs exactly as without it.
+ *
+ * The SDK configures its exporter from the standard variables (OTEL_EXPORTER_OTLP_PROTOCOL
+ * `http/protobuf` or `http/json`, OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_*, OTEL_TRACES_SAMPLER …).
+ * Instrumented: incoming HTTP (the server span; request-log.ts names it after the route template
+ * and sets `http.route`), PostgreSQL queries (pg), and outgoing webhook attempts (undici). Koa's
+ * own instrumentation is left out: it cannot patch Koa 3 loaded as an ES module, and the route
+ * template is all it would add.
+ */
+import { basename, dirname } from 'node:path';
+import { ConfigError, loadConfig } from './config.ts';
+
+/** OTEL_SERVICE_NAME's default, after the entry point this process runs. */
+function defaultServiceName(entry: string | undefined): string {
+  if (!entry) return 'partner-booking';
+  if (basename(dirname(entry)) === 'workers') return 'partner-booking-worker';
+  if (basename(dirname(entry)) === 'api') return 'partner-booking-web';
+  return 'partner-booking';
+}
+
+async function startTracing(): Promise<void> {
+  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }, { UndiciInstrumentation }, resources] =
+    await Promise.all([
+      import('@opentelemetry/sdk-node'),
+      import('@opentelemetry/instrumentation-http'),
+      import('@opentelemetry/instrumentation-pg'),
+      import('@opentelemetry/instrumentation-undici'),
+      import('@opentelemetry/resources'),
+    ]);
+  const sdk = new NodeSDK({
+    // OTEL_SERVICE_NAME, when set, wins over this default (the SDK's environment detector).
+    resource: resources.resourceFromAttributes({ 'service.name': defaultServiceName(process.argv[1]) }),
+    instrumentations: [
+      new HttpInstrumentation({
+        // The metrics listener's scrapes and probes are not the service's traffic.
+        ignoreIncomingRequestHook: (req) => /^\/(metrics|health\/(live|ready))$/.test(req.url ?? ''),
+      }),
+      new PgInstrumentation({ requireParentSpan: true }),
+      new UndiciInstrumentation(),
+    ],
+  });
+  sdk.start();
+  // A graceful stop (shutdown.ts) sends the spans still buffered before the process exits.
+  globalThis.__bookingTracing = sdk;
+}
+
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  // The entry point reports a bad configuration itself, in its own words.
+  if (!(err instanceof ConfigError)) throw err;
+}
+if (config?.tracing) await startTracing();

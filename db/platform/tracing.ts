@@ -1,0 +1,113 @@
+/**
+ * Traces (CONTRACT.md, "Traces"): OpenTelemetry, exported over OTLP as the standard `OTEL_*`
+ * variables say when an OTLP endpoint is set, and nothing at all otherwise. `preload.ts` starts the
+ * SDK before the process imports `pg` and `node:http`, which the instrumentations patch.
+ *
+ * A request's trace continues through the jobs it causes: `jobTrace()` is what a job payload
+ * carries (`trace`: the W3C traceparent and the request id), written by `enqueue()` for jobs sent
+ * from TypeScript and by `job_trace()` in SQL for the jobs the database functions send, which read
+ * it from the transaction's `booking.trace` setting (`traceSetting()`). A worker runs each job in a
+ * span whose parent is the payload's traceparent (`inJobSpan()`), so a hold, its fan-out and every
+ * delivery attempt of its events share one trace id.
+ *
+ * The request id travels the same way whether or not traces are exported, so a worker's log lines
+ * name the request that caused their job.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+} from '@opentelemetry/api';
+import { z } from 'zod';
+
+/** What a job payload carries of the request (or job) that sent it. */
+export const JobTrace = z.object({
+  traceparent: z.string().max(256).optional(),
+  tracestate: z.string().max(512).optional(),
+  request_id: z.string().max(128).optional(),
+});
+export type JobTrace = z.infer<typeof JobTrace>;
+
+const requestScope = new AsyncLocalStorage<{ requestId: string }>();
+
+/** Runs `fn` as the work of request `requestId` (the request-id middleware; a job's request). */
+export function withRequestId<T>(requestId: string, fn: () => T): T {
+  return requestScope.run({ requestId }, fn);
+}
+
+/** The trace of the current request or job, for a job it sends; undefined when there is none. */
+export function jobTrace(): JobTrace | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  const requestId = requestScope.getStore()?.requestId;
+  const found: JobTrace = {
+    ...(carrier.traceparent && { traceparent: carrier.traceparent }),
+    ...(carrier.tracestate && { tracestate: carrier.tracestate }),
+    ...(requestId && { request_id: requestId }),
+  };
+  return Object.keys(found).length ? found : undefined;
+}
+
+/** `jobTrace()` as the text of the `booking.trace` setting SQL's `job_trace()` reads, or null. */
+export function traceSetting(): string | null {
+  const found = jobTrace();
+  return found ? JSON.stringify(found) : null;
+}
+
+const tracer = () => trace.getTracer('partner-booking');
+
+/**
+ * Runs a job in a span `job <kind>` whose parent is the trace its payload carries, and with the
+ * payload's request id as the request in scope. Without an exporter the span is a no-op.
+ */
+export async function inJobSpan<T>(
+  kind: string,
+  payload: unknown,
+  attributes: Attributes,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const carried = JobTrace.safeParse((payload as { trace?: unknown } | null)?.trace);
+  const sent = carried.success ? carried.data : {};
+  const parent = propagation.extract(ROOT_CONTEXT, {
+    ...(sent.traceparent && { traceparent: sent.traceparent }),
+    ...(sent.tracestate && { tracestate: sent.tracestate }),
+  });
+  const run = () =>
+    tracer().startActiveSpan(
+      `job ${kind}`,
+      { kind: SpanKind.CONSUMER, attributes: { 'messaging.destination.name': kind, ...attributes } },
+      parent,
+      async (span) => {
+        try {
+          return await fn();
+        } catch (err) {
+          span.setStatus({
+            code: SpanStatusCode.ERROR,
+            message: err instanceof Error ? err.message : String(err),
+          });
+          throw err;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  return sent.request_id ? withRequestId(sent.request_id, run) : run();
+}
+
+/** Sets an attribute on the span in progress (a delivery attempt's `webhook.delivery_id`). */
+export function setSpanAttribute(name: string, value: string | number | boolean): void {
+  trace.getActiveSpan()?.setAttribute(name, value);
+}
+
+/** Names the request's server span after its route template and sets `http.route`. */
+export function setSpanRoute(method: string, route: string): void {
+  const span = trace.getActiveSpan();
+  if (!span) return;
+  span.setAttribute('http.route', route);
+  span.updateName(`${method} ${route}`);
+}

@@ -1,0 +1,359 @@
+/**
+ * What an operator sees of real `web` and `worker` processes (CONTRACT.md, "Metrics and probes"
+ * and "Traces"): the metrics each serves on METRICS_PORT, scraped and parsed after real traffic;
+ * the probes there; and the traces they export over OTLP (http/json, to a collector this test
+ * runs), where a hold's request, the job of its webhook delivery and the attempt are one trace.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { holdSlot, makeBookingWorld, releaseHold } from './helpers/booking.ts';
+import { useTestDatabase } from './helpers/database.ts';
+import { makePartner } from './helpers/factories.ts';
+import type { TestServer } from './helpers/http.ts';
+import { startProcess, type Started } from './helpers/processes.ts';
+import { waitFor } from './helpers/wait.ts';
+import { startReceiver, subscribe } from './helpers/webhooks.ts';
+
+const database = useTestDatabase(test);
+
+/** `script` on this file's database, stopped (exit 0 asserted) when the test ends. */
+function start(t: ExecutionContext, script: string, env: Record<string, string> = {}): Started {
+  const started = startProcess(script, { DATABASE_URL: database().url, ...env });
+  t.teardown(async () => {
+    const code = await started.stop();
+    if (code !== 0) throw new Error(`${script} exited ${code}:\n${started.output()}`);
+  });
+  return started;
+}
+
+/** The web process as the booking helpers take a server. */
+const asServer = (port: number): TestServer => ({
+  url: `http://127.0.0.1:${port}`,
+  db: database().db,
+  close: () => Promise.resolve(),
+});
+
+/** One sample of the Prometheus text format. */
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The exposition parsed: the samples, and each metric family's TYPE. */
+function parseMetrics(text: string): { samples: Sample[]; types: Map<string, string> } {
+  const samples: Sample[] = [];
+  const types = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (type) types.set(type[1]!, type[2]!);
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) throw new Error(`not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const [, name, value] of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[name!] = value!;
+    }
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return { samples, types };
+}
+
+async function scrape(port: number) {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  if (res.status !== 200) throw new Error(`scrape: ${res.status}`);
+  return { contentType: res.headers.get('content-type'), text: await res.text() };
+}
+
+const metricsPort = async (process: Started) => (await process.logLine('metrics listening')).port as number;
+
+/** The label names a family's samples carry (histograms: without `le`). */
+const labelNames = (samples: Sample[], family: string) =>
+  new Set(
+    samples
+      .filter((s) => s.name === family || s.name.startsWith(`${family}_`))
+      .flatMap((s) => Object.keys(s.labels).filter((l) => l !== 'le')),
+  );
+
+test.serial(
+  'web and worker serve their metrics and probes on METRICS_PORT, labelled as the contract says',
+  async (t) => {
+    const { db } = database();
+    const world = await makeBookingWorld(db);
+    const limited = await makePartner(db, { rateLimit: 1 });
+    const web = start(t, 'api/main.ts', { METRICS_PORT: '0' });
+    const worker = start(t, 'workers/main.ts', { METRICS_PORT: '0' });
+    const [webPort, webMetrics, workerMetrics] = [
+      (await web.logLine('web listening')).port as number,
+      await metricsPort(web),
+      await metricsPort(worker),
+    ];
+    await worker.logLine('workers started');
+
+    // Before any traffic, every family is declared.
+    const first = parseMetrics((await scrape(workerMetrics)).text);
+    for (const family of [
+      'db_pool_connections',
+      'queue_jobs',
+      'queue_oldest_job_age_seconds',
+      'webhook_delivery_attempts_total',
+      'webhook_dead_letters_total',
+      'webhook_delivery_duration_seconds',
+      'hold_expiry_lag_seconds',
+    ]) {
+      t.true(first.types.has(family.replace(/_total$/, '')) || first.types.has(family), family);
+    }
+    t.like(
+      first.samples.find(
+        (s) => s.name === 'webhook_delivery_attempts_total' && s.labels.outcome === 'delivered',
+      ),
+      { value: 0 },
+    );
+
+    // Traffic: a delivered webhook, a failed one, a refused key, an unknown path, a hold.
+    const server = asServer(webPort);
+    let secret = '';
+    const receiver = await startReceiver(() => secret);
+    t.teardown(() => receiver.close());
+    receiver.respond = (request) => (request.event?.event_type === 'hold_created' ? 200 : 500);
+    secret = (await subscribe(server, world.apiKey, receiver.url, ['hold_created', 'hold_cancelled'])).secret;
+    const held = await holdSlot(server, world);
+    await releaseHold(server, world, held.holdId);
+    const get = (path: string, key: string) =>
+      fetch(`http://127.0.0.1:${webPort}${path}`, { headers: { 'x-api-key': key } });
+    t.is((await get('/api/v1/partner/venues', limited.apiKey)).status, 200);
+    t.is((await get('/api/v1/partner/venues', limited.apiKey)).status, 429);
+    t.is((await get('/api/v1/nowhere/8f14e45f-ceea-467f-a0e6-1b5c3f0d2a77', world.apiKey)).status, 404);
+    await waitFor(() => receiver.received.length >= 2);
+
+    const webText = await scrape(webMetrics);
+    t.is(webText.contentType, 'text/plain; version=0.0.4; charset=utf-8');
+    const webScrape = parseMetrics(webText.text);
+    const requests = webScrape.samples.filter((s) => s.name === 'http_server_request_duration_seconds_count');
+    t.deepEqual(
+      labelNames(webScrape.samples, 'http_server_request_duration_seconds'),
+      new Set(['method', 'route', 'status']),
+    );
+    t.like(
+      requests.find((s) => s.labels.route === '/api/v1/bookings/hold'),
+      { labels: { method: 'POST', route: '/api/v1/bookings/hold', status: '201' }, value: 1 },
+    );
+    t.truthy(requests.find((s) => s.labels.route === '/api/v1/partner/holds/{holdId}/cancel'));
+    t.like(
+      requests.find((s) => s.labels.route === 'unmatched'),
+      { labels: { status: '404' } },
+    );
+    t.false(
+      requests.some((s) => /[0-9a-f]{8}-[0-9a-f]{4}/.test(s.labels.route!)),
+      'no id in a label',
+    );
+    t.like(
+      webScrape.samples.find((s) => s.name === 'rate_limit_refusals_total'),
+      { value: 1 },
+    );
+    const webPool = webScrape.samples.filter((s) => s.name === 'db_pool_connections');
+    t.deepEqual(webPool.map((s) => s.labels.state).sort(), ['idle', 'used', 'waiting']);
+    t.true(webPool.find((s) => s.labels.state === 'idle')!.value >= 1, 'the pool holds a connection');
+    t.true(webScrape.types.has('process_cpu_seconds_total') || webScrape.types.has('process_cpu_seconds'));
+
+    // The worker: one attempt delivered, one failed (and retried later, so no dead letter yet).
+    await waitFor(async () => {
+      const { samples } = parseMetrics((await scrape(workerMetrics)).text);
+      const attempts = (outcome: string) =>
+        samples.find((s) => s.name === 'webhook_delivery_attempts_total' && s.labels.outcome === outcome)
+          ?.value;
+      return attempts('delivered') === 1 && attempts('failed') === 1;
+    });
+    const workerScrape = parseMetrics((await scrape(workerMetrics)).text);
+    const value = (name: string, labels: Record<string, string> = {}) =>
+      workerScrape.samples.find(
+        (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+      )?.value;
+    t.is(value('webhook_delivery_duration_seconds_count'), 2);
+    t.is(value('webhook_dead_letters_total'), 0);
+    t.deepEqual(labelNames(workerScrape.samples, 'queue_jobs'), new Set(['queue', 'state']));
+    // The failed attempt's retry waits for its time: deferred, so not counted as queued.
+    t.is(value('queue_jobs', { queue: 'webhook.deliver', state: 'queued' }), 0);
+    t.is(value('queue_jobs', { queue: 'webhook.deliver', state: 'active' }), 0);
+    t.is(value('queue_oldest_job_age_seconds', { queue: 'webhook.deliver' }), 0);
+    t.is(value('queue_jobs', { queue: 'hold.expire', state: 'queued' }), 0);
+
+    // Probes on the metrics port, for both processes.
+    for (const port of [webMetrics, workerMetrics]) {
+      const live = await fetch(`http://127.0.0.1:${port}/health/live`);
+      t.deepEqual([live.status, await live.json()], [200, { status: 'ok' }]);
+      const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
+      t.deepEqual([ready.status, await ready.json()], [200, { status: 'ok' }]);
+      t.is((await fetch(`http://127.0.0.1:${port}/elsewhere`)).status, 404);
+    }
+
+    // Lint-clean for Prometheus's own checker, where it is installed (CI installs it).
+    const promtool = await promisify(execFile)('promtool', ['--version']).then(
+      () => true,
+      () => false,
+    );
+    if (process.env.REQUIRE_PROMTOOL === '1') t.true(promtool, 'promtool is required here');
+    for (const text of [webText.text, (await scrape(workerMetrics)).text]) {
+      if (!promtool) continue;
+      const lint = await new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = execFile('promtool', ['check', 'metrics'], (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
+        );
+        child.stdin!.end(text);
+      });
+      t.is(lint.code, 0, lint.output);
+    }
+  },
+);
+
+test.serial('a worker waiting for its database is live but not ready on its metrics port', async (t) => {
+  const worker = startProcess('workers/main.ts', {
+    DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
+    METRICS_PORT: '0',
+  });
+  t.teardown(() => worker.stop());
+  const port = await metricsPort(worker);
+  const live = await fetch(`http://127.0.0.1:${port}/health/live`);
+  t.is(live.status, 200);
+  const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
+  t.is(ready.status, 503);
+  t.like(await ready.json(), { status: 'unavailable' });
+});
+
+/** The first value `find` gives that is not undefined, polling (waitFor). */
+async function found<T>(find: () => T | undefined): Promise<T> {
+  let value: T | undefined;
+  await waitFor(() => (value = find()) !== undefined);
+  return value!;
+}
+
+/** A span as OTLP/JSON carries it, with its service. */
+interface ExportedSpan {
+  service: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  attributes: Record<string, unknown>;
+}
+
+/** An OTLP/HTTP collector for http/json: every span exported to it, in memory. */
+async function startCollector(): Promise<{ url: string; spans: ExportedSpan[]; server: Server }> {
+  const spans: ExportedSpan[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.url === '/v1/traces') {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpTraces;
+        for (const resource of body.resourceSpans ?? []) {
+          const service = attributes(resource.resource?.attributes)['service.name'] as string;
+          for (const scope of resource.scopeSpans ?? []) {
+            for (const span of scope.spans ?? []) {
+              spans.push({
+                service,
+                traceId: span.traceId,
+                spanId: span.spanId,
+                parentSpanId: span.parentSpanId ?? '',
+                name: span.name,
+                attributes: attributes(span.attributes),
+              });
+            }
+          }
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, server };
+}
+
+interface OtlpAttribute {
+  key: string;
+  value: { stringValue?: string; intValue?: string | number; boolValue?: boolean };
+}
+interface OtlpTraces {
+  resourceSpans?: {
+    resource?: { attributes?: OtlpAttribute[] };
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        attributes?: OtlpAttribute[];
+      }[];
+    }[];
+  }[];
+}
+
+function attributes(list: OtlpAttribute[] = []): Record<string, unknown> {
+  return Object.fromEntries(
+    list.map(({ key, value }) => [key, value.stringValue ?? value.intValue ?? value.boolValue]),
+  );
+}
+
+test.serial(
+  "a hold's request, its delivery job and the attempt are one trace, exported over OTLP",
+  async (t) => {
+    const { db } = database();
+    const world = await makeBookingWorld(db);
+    const collector = await startCollector();
+    t.teardown(() => new Promise<void>((resolve) => collector.server.close(() => resolve())));
+    const otel = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    };
+    const web = start(t, 'api/main.ts', otel);
+    const worker = start(t, 'workers/main.ts', otel);
+    const server = asServer((await web.logLine('web listening')).port as number);
+    await worker.logLine('workers started');
+    let secret = '';
+    const receiver = await startReceiver(() => secret);
+    t.teardown(() => receiver.close());
+    secret = (await subscribe(server, world.apiKey, receiver.url, ['hold_created'])).secret;
+    const held = await holdSlot(server, world, { body: {} });
+    await waitFor(() => receiver.received.length === 1);
+    const deliveryId = receiver.received[0]!.headers['x-delivery-id'] as string;
+
+    const requestSpan = await found(() =>
+      collector.spans.find(
+        (s) => s.service === 'partner-booking-web' && s.attributes['http.route'] === '/api/v1/bookings/hold',
+      ),
+    );
+    t.is(requestSpan.name, 'POST /api/v1/bookings/hold');
+    const attemptSpan = await found(() =>
+      collector.spans.find(
+        (s) => s.service === 'partner-booking-worker' && s.attributes['webhook.delivery_id'] === deliveryId,
+      ),
+    );
+    t.is(attemptSpan.name, 'job webhook.deliver');
+    t.is(attemptSpan.traceId, requestSpan.traceId, 'the attempt continues the request’s trace');
+    // The attempt's own HTTP call (undici) and its queries are children in the same trace.
+    const outgoing = await found(() =>
+      collector.spans.find(
+        (s) => s.parentSpanId === attemptSpan.spanId && s.attributes['url.full'] === receiver.url,
+      ),
+    );
+    t.is(outgoing.traceId, requestSpan.traceId);
+    t.true(
+      collector.spans.some(
+        (s) =>
+          s.traceId === requestSpan.traceId &&
+          s.service === 'partner-booking-web' &&
+          s.name.startsWith('pg.query'),
+      ),
+      'the hold’s statement is in the trace',
+    );
+    // The worker logs the request that caused the job.
+    const attemptLine = await worker.logLine('webhook attempt');
+    t.is(attemptLine.request_id, held.response.headers.get('x-request-id'));
+  },
+);
