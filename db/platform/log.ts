@@ -2,17 +2,33 @@
  * One structured JSON logger on stdout (pino). Requests and jobs log through children that carry
  * their scope (`request_id`, `partner_id`, `job`, `job_id`). API keys, webhook secrets and SQL
  * bindings are never logged; the redaction list is a second line of defence for headers.
+ *
+ * When stdout is a terminal a person is reading it: the same lines go through pino-pretty
+ * (colours, one readable line per entry). Anything that reads the output — a pipe, a file, a log
+ * shipper, the contract's scripts — gets JSON lines, as CONTRACT.md promises.
  */
-import { pino, type Logger } from 'pino';
+import { createRequire } from 'node:module';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
 /** Creates the process logger at the configured level. */
-export function createLogger(level: string): Logger {
-  return pino({
+export function createLogger(level: string, { pretty = process.stdout.isTTY === true } = {}): Logger {
+  const options = {
     level,
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ['headers["x-api-key"]', 'api_key', 'secret_key'], censor: '[redacted]' },
-  });
+  };
+  return pretty ? pino(options, prettyStream()) : pino(options);
+}
+
+/**
+ * pino-pretty in this thread and synchronous, so the last lines before an exit are not lost (a
+ * transport would run in a worker). Loaded only for a terminal: other processes never pay for it.
+ */
+function prettyStream(): DestinationStream {
+  const load = createRequire(import.meta.url);
+  const pretty = load('pino-pretty') as (options: object) => DestinationStream;
+  return pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
 }
