@@ -238,6 +238,8 @@ interface ExportedSpan {
   spanId: string;
   parentSpanId: string;
   name: string;
+  /** OTLP's SpanKind: 2 is SERVER. */
+  kind: number;
   attributes: Record<string, unknown>;
 }
 
@@ -260,6 +262,7 @@ async function startCollector(): Promise<{ url: string; spans: ExportedSpan[]; s
                 spanId: span.spanId,
                 parentSpanId: span.parentSpanId ?? '',
                 name: span.name,
+                kind: span.kind ?? 0,
                 attributes: attributes(span.attributes),
               });
             }
@@ -287,6 +290,7 @@ interface OtlpTraces {
         spanId: string;
         parentSpanId?: string;
         name: string;
+        kind?: number;
         attributes?: OtlpAttribute[];
       }[];
     }[];
@@ -325,7 +329,10 @@ test.serial(
 
     const requestSpan = await found(() =>
       collector.spans.find(
-        (s) => s.service === 'partner-booking-web' && s.attributes['http.route'] === '/api/v1/bookings/hold',
+        (s) =>
+          s.service === 'partner-booking-web' &&
+          s.kind === 2 &&
+          s.attributes['http.route'] === '/api/v1/bookings/hold',
       ),
     );
     t.is(requestSpan.name, 'POST /api/v1/bookings/hold');
@@ -351,6 +358,11 @@ test.serial(
           s.name.startsWith('pg.query'),
       ),
       'the hold’s statement is in the trace',
+    );
+    // Koa's layers (its middleware, then the router's) are spans of the request's trace.
+    t.like(
+      collector.spans.find((s) => s.traceId === requestSpan.traceId && s.attributes['koa.type'] === 'router'),
+      { name: 'router - /api/v1/bookings/hold' },
     );
     // The worker logs the request that caused the job.
     const attemptLine = await worker.logLine('webhook attempt');

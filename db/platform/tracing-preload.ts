@@ -7,10 +7,12 @@
  * The SDK configures its exporter from the standard variables (OTEL_EXPORTER_OTLP_PROTOCOL
  * `http/protobuf` or `http/json`, OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_*, OTEL_TRACES_SAMPLER …).
  * Instrumented: incoming HTTP (the server span; request-log.ts names it after the route template
- * and sets `http.route`), PostgreSQL queries (pg), and outgoing webhook attempts (undici). Koa's
- * own instrumentation is left out: it cannot patch Koa 3 loaded as an ES module, and the route
- * template is all it would add.
+ * and sets `http.route`), Koa's middleware and router layers, PostgreSQL queries (pg), and outgoing
+ * webhook attempts (undici). `pg` and `node:http` are patched as CommonJS is (require hooks); Koa
+ * is imported as an ES module, which only an ESM loader hook can patch: import-in-the-middle's,
+ * registered for `koa` alone so that no other module is wrapped.
  */
+import { register } from 'node:module';
 import { basename, dirname } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
 
@@ -23,14 +25,22 @@ function defaultServiceName(entry: string | undefined): string {
 }
 
 async function startTracing(): Promise<void> {
-  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }, { UndiciInstrumentation }, resources] =
-    await Promise.all([
-      import('@opentelemetry/sdk-node'),
-      import('@opentelemetry/instrumentation-http'),
-      import('@opentelemetry/instrumentation-pg'),
-      import('@opentelemetry/instrumentation-undici'),
-      import('@opentelemetry/resources'),
-    ]);
+  register('import-in-the-middle/hook.mjs', import.meta.url, { data: { include: ['koa'] } });
+  const [
+    { NodeSDK },
+    { HttpInstrumentation },
+    { KoaInstrumentation },
+    { PgInstrumentation },
+    { UndiciInstrumentation },
+    resources,
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-koa'),
+    import('@opentelemetry/instrumentation-pg'),
+    import('@opentelemetry/instrumentation-undici'),
+    import('@opentelemetry/resources'),
+  ]);
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME, when set, wins over this default (the SDK's environment detector).
     resource: resources.resourceFromAttributes({ 'service.name': defaultServiceName(process.argv[1]) }),
@@ -39,6 +49,7 @@ async function startTracing(): Promise<void> {
         // The metrics listener's scrapes and probes are not the service's traffic.
         ignoreIncomingRequestHook: (req) => /^\/(metrics|health\/(live|ready))$/.test(req.url ?? ''),
       }),
+      new KoaInstrumentation(),
       new PgInstrumentation({ requireParentSpan: true }),
       new UndiciInstrumentation(),
     ],
