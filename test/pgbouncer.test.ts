@@ -40,6 +40,8 @@ interface Setup {
   workers: Started[];
   world: { partnerId: string; apiKey: string; venueId: string; court: string };
   receiver: Receiver;
+  /** Every process started, stopped after the file whatever happened. */
+  started: Started[];
 }
 let setup: Setup | undefined;
 const s = (): Setup => {
@@ -72,9 +74,14 @@ if (!program && !required) {
     // `tight`: the same database with a single server connection, where two clients' named
     // statements would meet.
     const bouncer = await startPgBouncer(program, adminUrl, { tight: `dbname=${name} pool_size=1` });
-    setup = { bouncer, name, directUrl, pooledUrl: bouncer.url(name) } as Setup;
+    setup = { bouncer, name, directUrl, pooledUrl: bouncer.url(name), started: [] as Started[] } as Setup;
+    const start = (script: string, env: Record<string, string>) => {
+      const started = startProcess(script, env);
+      setup!.started.push(started);
+      return started;
+    };
 
-    setup.migrations = [0, 1].map(() => startProcess('db/migrate.ts', pooledEnv()));
+    setup.migrations = [0, 1].map(() => start('db/migrate.ts', pooledEnv()));
     const exits = setup.migrations.map((m) => once(m.child, 'exit') as Promise<[number]>);
     for (const [i, exit] of exits.entries()) {
       const [code] = await exit;
@@ -107,9 +114,9 @@ if (!program && !required) {
     const serviceEnv = { WEBHOOK_RETRY_DELAYS: '1,1,1,1', WEBHOOK_TIMEOUT_MS: '3000' };
     // The environment web has, but a direct URL: workers stay in session mode, and say so.
     setup.workers = [0, 1].map(() =>
-      startProcess('workers/main.ts', { ...serviceEnv, ...pooledEnv(), DATABASE_URL: directUrl }),
+      start('workers/main.ts', { ...serviceEnv, ...pooledEnv(), DATABASE_URL: directUrl }),
     );
-    const webs = [0, 1].map(() => startProcess('api/main.ts', { ...serviceEnv, ...pooledEnv() }));
+    const webs = [0, 1].map(() => start('api/main.ts', { ...serviceEnv, ...pooledEnv() }));
     setup.webs = [];
     for (const web of webs) {
       const { port } = await web.logLine('web listening');
@@ -129,7 +136,7 @@ if (!program && !required) {
 
   test.after.always(async () => {
     if (!setup) return;
-    for (const p of [...(setup.webs ?? []).map((w) => w.process), ...(setup.workers ?? [])]) await p.stop();
+    for (const p of setup.started) await p.stop();
     await setup.receiver?.close();
     await setup.db?.destroy();
     await setup.bouncer.stop();
