@@ -81,7 +81,7 @@ if (import.meta.main) {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
   await runAsProcess(log, async (signal) => {
-    const metrics = new Metrics();
+    const metrics = new Metrics(['web']);
     const probes = await serveMetricsIfAsked(config, metrics, log);
     const web = await startWeb(config, requireDatabaseUrl(config), log, { signal, metrics, probes });
     return stopInTurn(web, probes);

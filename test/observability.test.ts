@@ -159,6 +159,8 @@ test.serial(
     t.deepEqual(webPool.map((s) => s.labels.state).sort(), ['idle', 'used', 'waiting']);
     t.true(webPool.find((s) => s.labels.state === 'idle')!.value >= 1, 'the pool holds a connection');
     t.true(webScrape.types.has('process_cpu_seconds_total') || webScrape.types.has('process_cpu_seconds'));
+    t.false(webScrape.types.has('queue_jobs'), "the worker's metrics are the worker's");
+    t.false(first.types.has('http_server_request_duration_seconds'), "the web's metrics are the web's");
 
     // The worker: one attempt delivered, one failed (and retried later, so no dead letter yet).
     await waitFor(async () => {
@@ -364,6 +366,12 @@ test.serial(
       collector.spans.find((s) => s.traceId === requestSpan.traceId && s.attributes['koa.type'] === 'router'),
       { name: 'router - /api/v1/bookings/hold' },
     );
+    // The hold's expiry job carries the same trace, for when it runs.
+    const expiry = await db.raw<{
+      rows: { data: { trace?: { traceparent?: string; request_id?: string } } }[];
+    }>("select data from pgboss.job where name = 'hold.expire' and data->>'hold_id' = ?", [held.holdId]);
+    t.is(expiry.rows[0]?.data.trace?.traceparent?.split('-')[1], requestSpan.traceId);
+    t.is(expiry.rows[0]?.data.trace?.request_id, held.response.headers.get('x-request-id') ?? undefined);
     // The worker logs the request that caused the job.
     const attemptLine = await worker.logLine('webhook attempt');
     t.is(attemptLine.request_id, held.response.headers.get('x-request-id'));

@@ -143,7 +143,7 @@ if (import.meta.main) {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
   await runAsProcess(log, async (signal) => {
-    const metrics = new Metrics();
+    const metrics = new Metrics(['worker']);
     const probes = await serveMetricsIfAsked(config, metrics, log);
     const workers = await startWorkers(config, requireDatabaseUrl(config), log, { signal, metrics, probes });
     return stopInTurn(workers, probes);

@@ -38,53 +38,67 @@ const LINT_FAILING_DEFAULTS = [
   'nodejs_active_resources_total',
 ];
 
+/** The process parts a registry serves the metrics of (`npm start` runs both). */
+export type MetricsRole = 'web' | 'worker';
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly pools = new Set<PoolGauge>();
   private queueSampler: (() => Promise<QueueSample[]>) | undefined;
 
-  readonly requests = new Histogram({
-    name: 'http_server_request_duration_seconds',
-    help: 'Duration of HTTP requests to the API, by method, route template and status sent.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: REQUEST_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly requests: Histogram<'method' | 'route' | 'status'>;
+  readonly rateLimitRefusals: Counter;
+  readonly deliveryAttempts: Counter<'outcome'>;
+  readonly deadLetters: Counter;
+  readonly deliveryDuration: Histogram;
+  readonly holdExpiryLag: Histogram;
 
-  readonly rateLimitRefusals = new Counter({
-    name: 'rate_limit_refusals_total',
-    help: 'Requests refused with 429 because their API key had used its rate-limit window.',
-    registers: [this.registry],
-  });
+  /**
+   * A registry serving the metrics of `roles`. The other part's metrics exist all the same, so
+   * code both parts share can record, but are registered nowhere: a web process does not show
+   * worker metrics that stay 0 there.
+   */
+  constructor(roles: readonly MetricsRole[] = ['web', 'worker']) {
+    const web = roles.includes('web') ? [this.registry] : [];
+    const worker = roles.includes('worker') ? [this.registry] : [];
+    this.requests = new Histogram({
+      name: 'http_server_request_duration_seconds',
+      help: 'Duration of HTTP requests to the API, by method, route template and status sent.',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: REQUEST_BUCKETS,
+      registers: web,
+    });
+    this.rateLimitRefusals = new Counter({
+      name: 'rate_limit_refusals_total',
+      help: 'Requests refused with 429 because their API key had used its rate-limit window.',
+      registers: web,
+    });
+    this.deliveryAttempts = new Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts made, by outcome (delivered: a 2xx answer).',
+      labelNames: ['outcome'] as const,
+      registers: worker,
+    });
+    // Labelled counters start at 0 for every label value, so a rate() has a first point.
+    for (const outcome of ['delivered', 'failed']) this.deliveryAttempts.inc({ outcome }, 0);
+    this.deadLetters = new Counter({
+      name: 'webhook_dead_letters_total',
+      help: 'Webhook deliveries that failed their last attempt and became dead letters.',
+      registers: worker,
+    });
+    this.deliveryDuration = new Histogram({
+      name: 'webhook_delivery_duration_seconds',
+      help: 'Duration of webhook delivery attempts, from connecting to the answer or the failure.',
+      buckets: DELIVERY_BUCKETS,
+      registers: worker,
+    });
+    this.holdExpiryLag = new Histogram({
+      name: 'hold_expiry_lag_seconds',
+      help: "Time from a hold's hold_expiry_at to a worker expiring it.",
+      buckets: EXPIRY_LAG_BUCKETS,
+      registers: worker,
+    });
 
-  readonly deliveryAttempts = new Counter({
-    name: 'webhook_delivery_attempts_total',
-    help: 'Webhook delivery attempts made, by outcome (delivered: a 2xx answer).',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-
-  readonly deadLetters = new Counter({
-    name: 'webhook_dead_letters_total',
-    help: 'Webhook deliveries that failed their last attempt and became dead letters.',
-    registers: [this.registry],
-  });
-
-  readonly deliveryDuration = new Histogram({
-    name: 'webhook_delivery_duration_seconds',
-    help: 'Duration of webhook delivery attempts, from connecting to the answer or the failure.',
-    buckets: DELIVERY_BUCKETS,
-    registers: [this.registry],
-  });
-
-  readonly holdExpiryLag = new Histogram({
-    name: 'hold_expiry_lag_seconds',
-    help: "Time from a hold's hold_expiry_at to a worker expiring it.",
-    buckets: EXPIRY_LAG_BUCKETS,
-    registers: [this.registry],
-  });
-
-  constructor() {
     const pools = this.pools;
     new Gauge({
       name: 'db_pool_connections',
@@ -92,21 +106,15 @@ export class Metrics {
       labelNames: ['state'] as const,
       registers: [this.registry],
       collect() {
-        const sum = (read: (pool: PoolGauge) => number) => [...pools].reduce((n, pool) => n + read(pool), 0);
-        this.set(
-          { state: 'used' },
-          sum((pool) => pool.used()),
-        );
-        this.set(
-          { state: 'idle' },
-          sum((pool) => pool.idle()),
-        );
-        this.set(
-          { state: 'waiting' },
-          sum((pool) => pool.waiting()),
-        );
+        for (const state of ['used', 'idle', 'waiting'] as const) {
+          this.set(
+            { state },
+            [...pools].reduce((sum, pool) => sum + pool[state](), 0),
+          );
+        }
       },
     });
+
     // One sampling per scrape feeds both queue gauges: the first collects, the second reuses it.
     const samples = () => this.sampleQueues();
     let pending: Promise<QueueSample[]> | undefined;
@@ -114,7 +122,7 @@ export class Metrics {
       name: 'queue_jobs',
       help: 'Jobs per pg-boss queue: queued (due and waiting for a worker) and active (being worked).',
       labelNames: ['queue', 'state'] as const,
-      registers: [this.registry],
+      registers: worker,
       async collect() {
         pending = samples();
         for (const sample of await pending) {
@@ -127,7 +135,7 @@ export class Metrics {
       name: 'queue_oldest_job_age_seconds',
       help: 'Per pg-boss queue, how long its oldest queued job has been due (0: none waiting).',
       labelNames: ['queue'] as const,
-      registers: [this.registry],
+      registers: worker,
       async collect() {
         for (const sample of await (pending ?? samples())) {
           this.set({ queue: sample.queue }, sample.oldestAgeSeconds);
@@ -135,8 +143,6 @@ export class Metrics {
         pending = undefined;
       },
     });
-    // Labelled counters start at 0 for every label value, so a rate() has a first point.
-    for (const outcome of ['delivered', 'failed']) this.deliveryAttempts.inc({ outcome }, 0);
   }
 
   /** Adds a pool to `db_pool_connections` (a process may hold several: knex's and pg-boss's). */
