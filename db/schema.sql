@@ -699,7 +699,7 @@ AS $function$
         select v_hold.id, u, v_hold.resource_id, tstzrange(v_hold.slot_start, v_hold.slot_end), v_hold.hold_expiry_at
           from unnest(v_units) u;
       perform record_hold_event(v_hold, 'hold_created');
-      perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id), v_hold.hold_expiry_at);
+      perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id) || job_trace(), v_hold.hold_expiry_at);
 
       replayed := false;
       result := to_jsonb(v_hold);

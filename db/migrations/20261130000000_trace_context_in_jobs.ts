@@ -1,11 +1,33 @@
 /**
  * The trace of the request that causes a job travels in the job's payload (db/platform/tracing.ts):
- * the jobs the database sends itself — a delivery's first attempt, from `publish_event()` — take it
- * from the transaction's `booking.trace` setting, through `job_trace()`. The hold and confirm
- * functions are single statements, so the setting cannot come from a statement before them: their
- * `_traced` twins set it, then do exactly what the function does.
+ * the jobs the database sends itself — a delivery's first attempt, from `publish_event()`, and a
+ * hold's expiry, from `place_hold()` — take it from the transaction's `booking.trace` setting,
+ * through `job_trace()`. The hold and confirm functions are single statements, so the setting
+ * cannot come from a statement before them: their `_traced` twins set it, then do exactly what the
+ * function does.
  */
 import type { Knex } from 'knex';
+
+/** place_hold()'s expiry job, before and after this migration: the one line that changes in it. */
+const UNTRACED_EXPIRY =
+  "perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id), v_hold.hold_expiry_at);";
+const TRACED_EXPIRY =
+  "perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id) || job_trace(), v_hold.hold_expiry_at);";
+
+/**
+ * Re-creates place_hold() with one line of it replaced, from the definition the database holds:
+ * the function is 80 lines of which one changes, and the catalog's text is the exact one in force
+ * (migration 20261125000000), where a copy here could drift from it.
+ */
+async function replaceInPlaceHold(knex: Knex, from: string, to: string): Promise<void> {
+  const { rows } = await knex.raw<{ rows: { def: string }[] }>(
+    "select pg_get_functiondef('place_hold(uuid, text, text, uuid, uuid, timestamptz, integer, text)'::regprocedure) as def",
+  );
+  const def = rows[0]!.def;
+  if (def.split(from).length !== 2)
+    throw new Error('place_hold() is not the definition this migration expects');
+  await knex.raw(def.replace(from, to));
+}
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -72,9 +94,11 @@ export async function up(knex: Knex): Promise<void> {
     end
     $$;
   `);
+  await replaceInPlaceHold(knex, UNTRACED_EXPIRY, TRACED_EXPIRY);
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await replaceInPlaceHold(knex, TRACED_EXPIRY, UNTRACED_EXPIRY);
   await knex.raw(`
     drop function confirm_hold_traced(text, uuid, text, text, uuid, text, text, text, text, boolean);
     drop function place_hold_traced(text, uuid, text, text, uuid, uuid, timestamptz, integer, text);
