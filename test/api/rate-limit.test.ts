@@ -4,7 +4,9 @@
  */
 import test from 'ava';
 import { issueKey } from '../../db/cli/partner-commands.ts';
-import { createDb } from '../../db/postgres/knex.ts';
+import { createDb, type Knex } from '../../db/postgres/knex.ts';
+import * as apiKeys from '../../db/queries/api-keys.ts';
+import { hashApiKey } from '../../db/rules/api-key.ts';
 import * as partners from '../../db/queries/partners.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
@@ -127,4 +129,25 @@ test('two web apps on two pools share one budget per key, exactly, under a real 
     await second.close();
     await secondPool.destroy();
   }
+});
+
+test('a token commits without waiting for the disk, and only the token: the setting ends with its transaction', async (t) => {
+  const { db } = database();
+  const { apiKey } = await makePartner(db, { rateLimit: 5 });
+  const setting = async (q: Knex) =>
+    (await q.raw<{ rows: { synchronous_commit: string }[] }>('show synchronous_commit')).rows[0]!
+      .synchronous_commit;
+  // One connection, so the check after the commit sees the same session.
+  const single = createDb(database().url, { poolMax: 1 });
+  t.teardown(() => single.destroy());
+  t.is(await setting(single), 'on');
+  const inside = await single.transaction(async (trx) => {
+    t.truthy(await apiKeys.authenticate(trx, hashApiKey(apiKey)));
+    return setting(trx);
+  });
+  t.is(inside, 'off', 'the token’s own transaction');
+  t.is(await setting(single), 'on', 'the next transaction on that connection');
+  // And the token counted: visible to every other connection at once.
+  const res = await call(server(), 'GET', VENUES, { key: apiKey });
+  t.is(res.headers.get('x-ratelimit-remaining'), '3');
 });
