@@ -1,9 +1,10 @@
 /**
- * `npm run bench [discovery|hold-confirm|availability|webhooks|credits-waitlist]...`: the benchmarks of docs/BENCHMARKS.md
+ * `npm run bench [discovery|hold-confirm|availability|webhooks|credits-waitlist|retention]...`: the benchmarks of docs/BENCHMARKS.md
  * (all of them by default), each on a fresh database on DATABASE_URL's server or an embedded
  * PostgreSQL, with `npm run web` as its own process and the load generator in this one, side by
  * side as on one machine. Prints markdown. BENCH_SECONDS (default 10) sets the length of a run;
- * BENCH_CONNECTIONS (default 16) the discovery concurrency.
+ * BENCH_CONNECTIONS (default 16) the discovery concurrency; BENCH_RETENTION_ROWS (default 1,000,000)
+ * the old rows of each table the retention benchmark prunes.
  */
 import { loadConfigOrExit } from '../../db/platform/config.ts';
 import { createLogger } from '../../db/platform/log.ts';
@@ -13,6 +14,7 @@ import { benchCreditsWaitlist } from './credits-waitlist.ts';
 import { benchDiscovery } from './discovery.ts';
 import { withBenchDatabase } from './harness.ts';
 import { benchHoldConfirm } from './hold-confirm.ts';
+import { benchRetention } from './retention.ts';
 import { benchWebhooks } from './webhooks.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -30,6 +32,8 @@ const benches = {
   webhooks: (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchWebhooks(url, db, seconds),
   'credits-waitlist': (url: string, db: Parameters<typeof benchDiscovery>[1]) =>
     benchCreditsWaitlist(url, db, seconds),
+  retention: (url: string, db: Parameters<typeof benchDiscovery>[1]) =>
+    benchRetention(url, db, Number(process.env.BENCH_RETENTION_ROWS ?? 1_000_000)),
 };
 type BenchName = keyof typeof benches;
 
