@@ -131,9 +131,16 @@ test('npm start migrates, seeds an empty database once, serves, and stops with e
     t.is(((await res.json()) as { data: { name: string }[] }).data[0]?.name, 'Demo Sports Arena');
     t.is(await stop(first), 0, first.output());
 
-    const second = start('start.ts', { DATABASE_URL: url });
+    // With METRICS_PORT, one listener serves the web's metrics and the workers' alike.
+    const second = start('start.ts', { DATABASE_URL: url, METRICS_PORT: '0' });
+    const metricsPort = (await second.logLine('metrics listening')).port as number;
     await second.logLine('web listening');
     t.false(second.output().includes('x-api-key'), 'a database with partners is not seeded again');
+    const scraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    for (const family of ['http_server_request_duration_seconds', 'queue_jobs', 'db_pool_connections']) {
+      t.regex(scraped, new RegExp(`^# TYPE ${family} `, 'm'));
+    }
+    t.is((await fetch(`http://127.0.0.1:${metricsPort}/health/ready`)).status, 200);
     t.is(await stop(second), 0, second.output());
   } finally {
     await dropDatabase(adminUrl, name);

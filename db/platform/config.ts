@@ -88,6 +88,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration: ${name} ${issue?.message ?? 'is invalid'}`);
   }
   const e = parsed.data;
+  // Both would fail to listen, the second with an error that names neither variable.
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && e.METRICS_PORT === e.PORT) {
+    throw new ConfigError('invalid configuration: METRICS_PORT must differ from PORT');
+  }
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
     port: e.PORT,

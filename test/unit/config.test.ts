@@ -14,6 +14,8 @@ test('defaults follow CONTRACT.md', (t) => {
     databaseStatementTimeoutMs: 10_000,
     databaseLockTimeoutMs: 5_000,
     databasePoolMode: 'session',
+    metricsPort: undefined,
+    tracing: false,
   });
   t.deepEqual(config.webhookRetryDelays, [300, 900, 1800, 3600]);
   t.true(Object.isFrozen(config));
@@ -71,10 +73,22 @@ test('a bad value is one clear error naming the variable', (t) => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ DATABASE_POOL_MODE: 'statement' }, 'DATABASE_POOL_MODE'],
     [{ DATABASE_POOL_MODE: 'Transaction' }, 'DATABASE_POOL_MODE'],
+    [{ METRICS_PORT: 'metrics' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '65536' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '3000' }, 'METRICS_PORT'],
+    [{ PORT: '9464', METRICS_PORT: '9464' }, 'METRICS_PORT'],
   ];
   for (const [env, name] of cases) {
     const error = t.throws(() => loadConfig(env), { instanceOf: ConfigError });
     t.true(error.message.startsWith(`invalid configuration: ${name} `), error.message);
     t.false(error.message.includes('\n'));
   }
+});
+
+test('metrics listen where METRICS_PORT says; traces are on with either OTLP endpoint', (t) => {
+  t.like(loadConfig({ METRICS_PORT: '9464' }), { metricsPort: 9464, tracing: false });
+  t.like(loadConfig({ METRICS_PORT: '0', PORT: '0' }), { metricsPort: 0 });
+  t.true(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing);
+  t.true(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).tracing);
+  t.false(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: '' }).tracing);
 });
