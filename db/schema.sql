@@ -737,8 +737,7 @@ AS $function$
         returning id, next_attempt_id
       loop
         perform from send_job_webhook_deliver(
-          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id) || job_trace(),
-          null,
+          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id) || job_trace(), null,
           nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
       end loop;
     end

@@ -8,24 +8,36 @@
  */
 import type { Knex } from 'knex';
 
-/** place_hold()'s expiry job, before and after this migration: the one line that changes in it. */
-const UNTRACED_EXPIRY =
-  "perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id), v_hold.hold_expiry_at);";
-const TRACED_EXPIRY =
-  "perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id) || job_trace(), v_hold.hold_expiry_at);";
+/** The line of each function that changes, before and after: the job's payload gains the trace. */
+const CHANGES = [
+  {
+    fn: 'publish_event(uuid)',
+    untraced:
+      "jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id), null,",
+    traced:
+      "jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id) || job_trace(), null,",
+  },
+  {
+    fn: 'place_hold(uuid, text, text, uuid, uuid, timestamptz, integer, text)',
+    untraced:
+      "perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id), v_hold.hold_expiry_at);",
+    traced:
+      "perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id) || job_trace(), v_hold.hold_expiry_at);",
+  },
+];
 
 /**
- * Re-creates place_hold() with one line of it replaced, from the definition the database holds:
- * the function is 80 lines of which one changes, and the catalog's text is the exact one in force
- * (migration 20261125000000), where a copy here could drift from it.
+ * Re-creates function `fn` with one line of it replaced, from the definition the database holds:
+ * each function is dozens of lines of which one changes, and the catalog's text is the exact one
+ * in force (migration 20261125000000), where a copy here could drift from it.
  */
-async function replaceInPlaceHold(knex: Knex, from: string, to: string): Promise<void> {
+async function replaceInFunction(knex: Knex, fn: string, from: string, to: string): Promise<void> {
   const { rows } = await knex.raw<{ rows: { def: string }[] }>(
-    "select pg_get_functiondef('place_hold(uuid, text, text, uuid, uuid, timestamptz, integer, text)'::regprocedure) as def",
+    'select pg_get_functiondef(?::regprocedure) as def',
+    [fn],
   );
   const def = rows[0]!.def;
-  if (def.split(from).length !== 2)
-    throw new Error('place_hold() is not the definition this migration expects');
+  if (def.split(from).length !== 2) throw new Error(`${fn} is not the definition this migration expects`);
   await knex.raw(def.replace(from, to));
 }
 
@@ -35,28 +47,6 @@ export async function up(knex: Knex): Promise<void> {
     create function job_trace() returns jsonb language sql stable as $$
       select case when coalesce(current_setting('booking.trace', true), '') = '' then '{}'::jsonb
                   else jsonb_build_object('trace', current_setting('booking.trace', true)::jsonb) end
-    $$;
-
-    create or replace function publish_event(p_event_id uuid) returns void language plpgsql as $$
-    declare
-      v_delivery record;
-    begin
-      for v_delivery in
-        insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at)
-        select e.id, s.id, s.partner_id, gen_random_uuid(), now()
-          from events e
-          join venue_grants g on g.venue_id = e.venue_id
-          join webhook_subscriptions s on s.partner_id = g.partner_id
-         where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
-        on conflict (event_id, subscription_id) do nothing
-        returning id, next_attempt_id
-      loop
-        perform from send_job_webhook_deliver(
-          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id) || job_trace(),
-          null,
-          nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
-      end loop;
-    end
     $$;
 
     -- Publishing from a transaction written in TypeScript (db/rules/events.ts) says the trace too.
@@ -94,35 +84,15 @@ export async function up(knex: Knex): Promise<void> {
     end
     $$;
   `);
-  await replaceInPlaceHold(knex, UNTRACED_EXPIRY, TRACED_EXPIRY);
+  for (const { fn, untraced, traced } of CHANGES) await replaceInFunction(knex, fn, untraced, traced);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await replaceInPlaceHold(knex, TRACED_EXPIRY, UNTRACED_EXPIRY);
+  for (const { fn, untraced, traced } of CHANGES) await replaceInFunction(knex, fn, traced, untraced);
   await knex.raw(`
     drop function confirm_hold_traced(text, uuid, text, text, uuid, text, text, text, text, boolean);
     drop function place_hold_traced(text, uuid, text, text, uuid, uuid, timestamptz, integer, text);
     drop function publish_event(uuid, text);
-    create or replace function publish_event(p_event_id uuid) returns void language plpgsql as $$
-    declare
-      v_delivery record;
-    begin
-      for v_delivery in
-        insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at)
-        select e.id, s.id, s.partner_id, gen_random_uuid(), now()
-          from events e
-          join venue_grants g on g.venue_id = e.venue_id
-          join webhook_subscriptions s on s.partner_id = g.partner_id
-         where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
-        on conflict (event_id, subscription_id) do nothing
-        returning id, next_attempt_id
-      loop
-        perform from send_job_webhook_deliver(
-          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id), null,
-          nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
-      end loop;
-    end
-    $$;
     drop function job_trace();
   `);
 }
