@@ -199,6 +199,7 @@ test.serial(
       () => false,
     );
     if (process.env.REQUIRE_PROMTOOL === '1') t.true(promtool, 'promtool is required here');
+    else if (!promtool) t.log('promtool not installed: the lint is skipped (apt-get install prometheus)');
     for (const text of [webText.text, (await scrape(workerMetrics)).text]) {
       if (!promtool) continue;
       const lint = await new Promise<{ code: number | null; output: string }>((resolve) => {
