@@ -319,7 +319,8 @@ test.serial(
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
     const web = start(t, 'api/main.ts', otel);
-    const worker = start(t, 'workers/main.ts', otel);
+    // The worker's name as an operator sets it; the web's is the default.
+    const worker = start(t, 'workers/main.ts', { ...otel, OTEL_SERVICE_NAME: 'booking-jobs' });
     const server = asServer((await web.logLine('web listening')).port as number);
     await worker.logLine('workers started');
     let secret = '';
@@ -341,7 +342,7 @@ test.serial(
     t.is(requestSpan.name, 'POST /api/v1/bookings/hold');
     const attemptSpan = await found(() =>
       collector.spans.find(
-        (s) => s.service === 'partner-booking-worker' && s.attributes['webhook.delivery_id'] === deliveryId,
+        (s) => s.service === 'booking-jobs' && s.attributes['webhook.delivery_id'] === deliveryId,
       ),
     );
     t.is(attemptSpan.name, 'job webhook.deliver');

@@ -40,6 +40,7 @@ const EnvSchema = z.object({
   // Traces are exported when either endpoint is set; the OpenTelemetry SDK reads the rest itself.
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
 });
 
 /** The parsed, typed configuration every process runs with. */
@@ -72,6 +73,8 @@ export interface Config {
   readonly metricsPort: number | undefined;
   /** Whether traces are exported over OTLP (db/platform/tracing.ts). */
   readonly tracing: boolean;
+  /** OTEL_SERVICE_NAME when set; otherwise tracing-preload.ts names the process after its part. */
+  readonly tracingServiceName: string | undefined;
 }
 
 /** A configuration value that cannot be used; `message` names the variable. */
@@ -107,6 +110,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     retentionDays: e.RETENTION_DAYS,
     metricsPort: e.METRICS_PORT,
     tracing: Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
+    tracingServiceName: e.OTEL_SERVICE_NAME,
   });
 }
 

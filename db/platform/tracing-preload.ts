@@ -14,7 +14,7 @@
  */
 import { register } from 'node:module';
 import { basename, dirname } from 'node:path';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 
 /** OTEL_SERVICE_NAME's default, after the entry point this process runs. */
 function defaultServiceName(entry: string | undefined): string {
@@ -24,7 +24,7 @@ function defaultServiceName(entry: string | undefined): string {
   return 'partner-booking';
 }
 
-async function startTracing(): Promise<void> {
+async function startTracing(config: Config): Promise<void> {
   register('import-in-the-middle/hook.mjs', import.meta.url, { data: { include: ['koa'] } });
   const [
     { NodeSDK },
@@ -32,18 +32,16 @@ async function startTracing(): Promise<void> {
     { KoaInstrumentation },
     { PgInstrumentation },
     { UndiciInstrumentation },
-    resources,
   ] = await Promise.all([
     import('@opentelemetry/sdk-node'),
     import('@opentelemetry/instrumentation-http'),
     import('@opentelemetry/instrumentation-koa'),
     import('@opentelemetry/instrumentation-pg'),
     import('@opentelemetry/instrumentation-undici'),
-    import('@opentelemetry/resources'),
   ]);
   const sdk = new NodeSDK({
-    // OTEL_SERVICE_NAME, when set, wins over this default (the SDK's environment detector).
-    resource: resources.resourceFromAttributes({ 'service.name': defaultServiceName(process.argv[1]) }),
+    // OTEL_SERVICE_NAME when set (the SDK would let a resource given here win over it).
+    serviceName: config.tracingServiceName ?? defaultServiceName(process.argv[1]),
     instrumentations: [
       new HttpInstrumentation({
         // The metrics listener's scrapes and probes are not the service's traffic.
@@ -66,4 +64,4 @@ try {
   // The entry point reports a bad configuration itself, in its own words.
   if (!(err instanceof ConfigError)) throw err;
 }
-if (config?.tracing) await startTracing();
+if (config?.tracing) await startTracing(config);

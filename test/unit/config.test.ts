@@ -91,4 +91,5 @@ test('metrics listen where METRICS_PORT says; traces are on with either OTLP end
   t.true(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing);
   t.true(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).tracing);
   t.false(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: '' }).tracing);
+  t.is(loadConfig({ OTEL_SERVICE_NAME: 'booking-jobs' }).tracingServiceName, 'booking-jobs');
 });
