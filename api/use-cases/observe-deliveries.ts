@@ -1,5 +1,6 @@
 /** Delivery observability and redelivery of dead letters, for the caller's own deliveries. */
 import type { Knex } from '../../db/postgres/knex.ts';
+import { transaction } from '../../db/postgres/transaction.ts';
 import * as deliveries from '../../db/queries/webhook-deliveries.ts';
 import { DeliveryNotDeadLetteredError, DeliveryNotFoundError } from '../errors.ts';
 
@@ -26,7 +27,7 @@ export async function redeliver(
   partnerId: string,
   attemptId: string,
 ): Promise<deliveries.DeliveryRow> {
-  return db.transaction(async (trx) => {
+  return transaction(db, async (trx) => {
     const delivery = await deliveries.lockByAttemptId(trx, partnerId, attemptId);
     if (!delivery) throw new DeliveryNotFoundError();
     if (delivery.status !== 'dead_letter') {

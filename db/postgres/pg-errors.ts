@@ -20,6 +20,8 @@ export const LOCK_NOT_AVAILABLE = '55P03';
  * 'PB000', message = '<reason>'`), rolling back what it had done. Read with `refusalOf()`.
  */
 const REFUSAL = 'PB000';
+/** 0A000: here, a prepared statement whose result type a migration changed. */
+const FEATURE_NOT_SUPPORTED = '0A000';
 
 /** A database function's refusal: its reason word, and what it added (the `detail`). */
 export interface Refusal {
@@ -76,6 +78,19 @@ export function isPgError(err: unknown, code: string, constraint?: string): err 
  */
 export function isTransientConflict(err: unknown): boolean {
   return isPgError(err, DEADLOCK_DETECTED) || isPgError(err, SERIALIZATION_FAILURE);
+}
+
+/**
+ * 0A000 "cached plan must not change result type": a named prepared statement outlived a migration
+ * that changed what it returns (db/postgres/prepared-pg-client.ts). The client has already renamed
+ * it on that connection, so the statement's next use prepares it afresh: running the transaction
+ * again is the answer.
+ */
+export function isStalePreparedStatement(err: unknown): boolean {
+  return (
+    isPgError(err, FEATURE_NOT_SUPPORTED) &&
+    /cached plan must not change result type/.test((err as Error).message)
+  );
 }
 
 /**

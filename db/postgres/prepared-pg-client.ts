@@ -9,7 +9,8 @@
  * with `*`, PostgreSQL refuses the old statement once ("cached plan must not change result type");
  * the statement is then renamed on that connection so the next use prepares it afresh, and a
  * statement outside a transaction is retried at once. Inside a transaction the error stands (the
- * transaction is aborted) and the caller's retry succeeds.
+ * transaction is aborted) and the caller's retry succeeds: `transaction()` (db/postgres/
+ * transaction.ts) runs it again by itself.
  */
 import { createHash } from 'node:crypto';
 // knex exposes its dialect clients only through this internal path; it is the documented way to

@@ -4,6 +4,7 @@
  */
 import test from 'ava';
 import { createDb } from '../../db/postgres/knex.ts';
+import { transaction } from '../../db/postgres/transaction.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 
 const database = useTestDatabase(test);
@@ -38,6 +39,11 @@ test('a statement reading a table whose columns a migration changed recovers on 
     });
     const again = await db.transaction((trx) => trx('drift').where({ id: 1 }).first());
     t.deepEqual(again, { id: 1, note: null, extra: 'x' }, 'inside a transaction: the retry succeeds');
+
+    // The service's transactions run again by themselves: a request after a deploy does not fail.
+    await admin.raw('alter table drift add column third int default 3');
+    const retried = await transaction(db, (trx) => trx('drift').where({ id: 1 }).first());
+    t.deepEqual(retried, { id: 1, note: null, extra: 'x', third: 3 }, 'transaction(): run again at once');
   } finally {
     await db.destroy();
   }
