@@ -22,7 +22,7 @@ import { requestLog } from './middleware/request-log.ts';
 import { asValidationError, validateInput } from './middleware/validate.ts';
 import { API_PREFIX } from './openapi.ts';
 import { TypedBytes, type Route } from './route.ts';
-import { unserved } from '../db/platform/metrics.ts';
+import { unserved, type Metrics } from '../db/platform/metrics.ts';
 import { routes as allRoutes } from './routes/index.ts';
 
 /**
@@ -55,7 +55,7 @@ export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): A
   app.use(requestLog(metrics));
   app.use(errors());
   app.use(router.routes());
-  app.use(notFound(deps));
+  app.use(notFound(deps, metrics));
   return app;
 }
 
@@ -77,9 +77,9 @@ function handle(route: Route, deps: AppDeps): AppMiddleware {
   };
 }
 
-function notFound(deps: AppDeps): AppMiddleware {
+function notFound(deps: AppDeps, metrics: Metrics): AppMiddleware {
   const authenticateKey = authenticate(deps.db);
-  const limit = rateLimit(deps.metrics ?? unserved);
+  const limit = rateLimit(metrics);
   return async function notFound(ctx) {
     if (ctx.get('x-api-key')) {
       try {

@@ -6,10 +6,10 @@ import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platfor
 import { createBoss } from '../db/jobs/boss.ts';
 import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
-import { Metrics } from '../db/platform/metrics.ts';
+import { Metrics, unserved } from '../db/platform/metrics.ts';
 import { serveMetricsIfAsked, type ReadinessCheck } from '../db/platform/metrics-server.ts';
 import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
-import { bossPoolGauge, knexPoolGauge } from '../db/postgres/pool-gauges.ts';
+import { watchPools } from '../db/postgres/pool-gauges.ts';
 import { unreadyReason } from '../db/postgres/readiness.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { buildApp } from './app.ts';
@@ -43,7 +43,7 @@ export async function startWeb(
   config: Config,
   databaseUrl: string,
   log: Logger,
-  { signal, metrics, probes }: WebOptions = {},
+  { signal, metrics = unserved, probes }: WebOptions = {},
 ): Promise<WebServer> {
   await waitForDatabase(databaseUrl, log, signal);
   const db = createDb(databaseUrl, {
@@ -57,10 +57,9 @@ export async function startWeb(
   });
   const boss = createBoss(databaseUrl, 'web', log);
   await boss.start();
-  const pools = [knexPoolGauge(db), bossPoolGauge(boss)];
-  for (const pool of pools) metrics?.watchPool(pool);
+  const unwatchPools = watchPools(metrics, db, boss);
   probes?.setReadiness(() => unreadyReason(db));
-  const app = buildApp({ db, boss, config, log, ...(metrics && { metrics }) });
+  const app = buildApp({ db, boss, config, log, metrics });
   const server = await listen(app, config.port, '0.0.0.0');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -71,7 +70,7 @@ export async function startWeb(
       await closeGracefully(server, app, DRAIN_TIMEOUT_MS);
       await boss.stop({ graceful: false });
       await db.destroy();
-      for (const pool of pools) metrics?.unwatchPool(pool);
+      unwatchPools();
       log.info('web stopped');
     },
   };

@@ -736,9 +736,7 @@ AS $function$
         on conflict (event_id, subscription_id) do nothing
         returning id, next_attempt_id
       loop
-        perform from send_job_webhook_deliver(
-          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id) || job_trace(), null,
-          nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
+        perform queue_delivery_attempt(v_delivery.id, v_delivery.next_attempt_id);
       end loop;
     end
     $function$;
@@ -750,6 +748,18 @@ AS $function$
     begin
       if p_trace is not null then perform set_config('booking.trace', p_trace, true); end if;
       perform publish_event(p_event_id);
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.queue_delivery_attempt(p_delivery_id uuid, p_attempt_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      perform from send_job_webhook_deliver(
+        jsonb_build_object('delivery_id', p_delivery_id, 'attempt_id', p_attempt_id) || job_trace(),
+        null,
+        nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
     end
     $function$;
 

@@ -18,7 +18,7 @@ import { sampleQueues } from '../db/jobs/queue-stats.ts';
 import { Metrics, unserved } from '../db/platform/metrics.ts';
 import { serveMetricsIfAsked, type ReadinessCheck } from '../db/platform/metrics-server.ts';
 import { inJobSpan } from '../db/platform/tracing.ts';
-import { bossPoolGauge, knexPoolGauge } from '../db/postgres/pool-gauges.ts';
+import { watchPools } from '../db/postgres/pool-gauges.ts';
 import { unreadyReason } from '../db/postgres/readiness.ts';
 
 /** How long active jobs get to finish after SIGTERM. */
@@ -67,8 +67,7 @@ export async function startWorkers(
   });
   const boss = createBoss(databaseUrl, 'worker', log);
   await boss.start();
-  const pools = [knexPoolGauge(db), bossPoolGauge(boss)];
-  for (const pool of pools) metrics.watchPool(pool);
+  const unwatchPools = watchPools(metrics, db, boss);
   metrics.watchQueues(() => sampleQueues(boss, db));
   probes?.setReadiness(() => unreadyReason(db));
   const deps: JobDeps = { db, boss, config, log, metrics, ...(lookup && { lookup }) };
@@ -95,7 +94,7 @@ export async function startWorkers(
     async stop() {
       await boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS });
       await db.destroy();
-      for (const pool of pools) metrics.unwatchPool(pool);
+      unwatchPools();
       log.info('workers stopped');
     },
   };

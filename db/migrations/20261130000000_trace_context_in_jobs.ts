@@ -1,7 +1,8 @@
 /**
  * The trace of the request that causes a job travels in the job's payload (db/platform/tracing.ts):
- * the jobs the database sends itself — a delivery's first attempt, from `publish_event()`, and a
- * hold's expiry, from `place_hold()` — take it from the transaction's `booking.trace` setting,
+ * the jobs the database sends itself — a delivery's first attempt, from `publish_event()` (and a
+ * redelivery's, both through `queue_delivery_attempt()`), and a hold's expiry, from `place_hold()`
+ * — take it from the transaction's `booking.trace` setting,
  * through `job_trace()`. The hold and confirm functions are single statements, so the setting
  * cannot come from a statement before them: their `_traced` twins set it, then do exactly what the
  * function does.
@@ -12,10 +13,12 @@ import type { Knex } from 'knex';
 const CHANGES = [
   {
     fn: 'publish_event(uuid)',
-    untraced:
-      "jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id), null,",
-    traced:
-      "jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id) || job_trace(), null,",
+    untraced: [
+      'perform from send_job_webhook_deliver(',
+      "          jsonb_build_object('delivery_id', v_delivery.id, 'attempt_id', v_delivery.next_attempt_id), null,",
+      "          nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);",
+    ].join('\n'),
+    traced: 'perform queue_delivery_attempt(v_delivery.id, v_delivery.next_attempt_id);',
   },
   {
     fn: 'place_hold(uuid, text, text, uuid, uuid, timestamptz, integer, text)',
@@ -47,6 +50,20 @@ export async function up(knex: Knex): Promise<void> {
     create function job_trace() returns jsonb language sql stable as $$
       select case when coalesce(current_setting('booking.trace', true), '') = '' then '{}'::jsonb
                   else jsonb_build_object('trace', current_setting('booking.trace', true)::jsonb) end
+    $$;
+
+    -- A delivery attempt's job, as publish_event() queues a first attempt and a redelivery its
+    -- first (db/queries/webhook-deliveries.ts): the attempt lease of the connection's process,
+    -- the trace of the transaction.
+    create function queue_delivery_attempt(p_delivery_id uuid, p_attempt_id uuid) returns void
+    -- plpgsql: the send function it calls is made by npm run migrate after the migrations.
+    language plpgsql as $$
+    begin
+      perform from send_job_webhook_deliver(
+        jsonb_build_object('delivery_id', p_delivery_id, 'attempt_id', p_attempt_id) || job_trace(),
+        null,
+        nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
+    end
     $$;
 
     -- Publishing from a transaction written in TypeScript (db/rules/events.ts) says the trace too.
@@ -93,6 +110,7 @@ export async function down(knex: Knex): Promise<void> {
     drop function confirm_hold_traced(text, uuid, text, text, uuid, text, text, text, text, boolean);
     drop function place_hold_traced(text, uuid, text, text, uuid, uuid, timestamptz, integer, text);
     drop function publish_event(uuid, text);
+    drop function queue_delivery_attempt(uuid, uuid);
     drop function job_trace();
   `);
 }

@@ -4,7 +4,7 @@
  * fetches, sends and maintenance use.
  */
 import type { PgBoss } from 'pg-boss';
-import type { PoolGauge } from '../platform/metrics.ts';
+import type { Metrics, PoolGauge } from '../platform/metrics.ts';
 import type { Knex } from './knex.ts';
 
 interface TarnPool {
@@ -20,7 +20,7 @@ interface PgPool {
 }
 
 /** The gauge of a knex instance's pool (none until its first connection is asked for). */
-export function knexPoolGauge(db: Knex): PoolGauge {
+function knexPoolGauge(db: Knex): PoolGauge {
   const pool = () => (db.client as { pool?: TarnPool }).pool;
   return {
     used: () => pool()?.numUsed() ?? 0,
@@ -34,7 +34,7 @@ export function knexPoolGauge(db: Knex): PoolGauge {
  * pg.Pool as `pool`, read here by shape so that a pg-boss that stops doing so reads as empty
  * rather than breaking the scrape.
  */
-export function bossPoolGauge(boss: PgBoss): PoolGauge {
+function bossPoolGauge(boss: PgBoss): PoolGauge {
   const pool = (): PgPool | undefined => {
     const candidate = (boss.getDb() as { pool?: Partial<PgPool> }).pool;
     return typeof candidate?.totalCount === 'number' ? (candidate as PgPool) : undefined;
@@ -43,5 +43,17 @@ export function bossPoolGauge(boss: PgBoss): PoolGauge {
     used: () => (pool() ? pool()!.totalCount - pool()!.idleCount : 0),
     idle: () => pool()?.idleCount ?? 0,
     waiting: () => pool()?.waitingCount ?? 0,
+  };
+}
+
+/**
+ * Counts a process part's pools (its knex instance and its pg-boss) in `db_pool_connections`
+ * until the returned function is called, when the part stops.
+ */
+export function watchPools(metrics: Metrics, db: Knex, boss: PgBoss): () => void {
+  const pools = [knexPoolGauge(db), bossPoolGauge(boss)];
+  for (const pool of pools) metrics.watchPool(pool);
+  return () => {
+    for (const pool of pools) metrics.unwatchPool(pool);
   };
 }

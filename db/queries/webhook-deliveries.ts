@@ -267,8 +267,7 @@ export async function lockByAttemptId(
  * API's redeliver and the operator's `deliveries:redeliver` both come here. Attempts are counted
  * afresh and the first one is named anew and due now, so no job of the earlier round (each names
  * an attempt of that round) can run it; the event and its id stay. The job goes out as
- * `publish_event()` sends first attempts: through the SQL send function, with the attempt lease
- * of the connection's process (booking.webhook_attempt_lease_seconds).
+ * `publish_event()` sends first attempts, through `queue_delivery_attempt()`.
  */
 export async function requeue(trx: Knex, deliveryId: string): Promise<DeliveryRow> {
   const [row] = await trx<DeliveryRow>('webhook_deliveries')
@@ -282,12 +281,7 @@ export async function requeue(trx: Knex, deliveryId: string): Promise<DeliveryRo
     })
     .returning('*');
   const requeued = row as DeliveryRow;
-  await trx.raw(
-    `select from send_job_webhook_deliver(
-       jsonb_build_object('delivery_id', ?::uuid, 'attempt_id', ?::uuid), null,
-       nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer)`,
-    [requeued.id, requeued.next_attempt_id],
-  );
+  await trx.raw('select queue_delivery_attempt(?, ?)', [requeued.id, requeued.next_attempt_id]);
   return requeued;
 }
 
