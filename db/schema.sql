@@ -1477,38 +1477,57 @@ AS $function$
 
 CREATE OR REPLACE FUNCTION public.take_rate_limit_token(p_api_key_id uuid, p_limit integer, OUT allowed boolean, OUT remaining integer, OUT reset_ms bigint)
  RETURNS record
+ LANGUAGE sql
+AS $function$
+      select t.allowed, t.remaining, t.reset_ms from take_rate_limit_tokens(p_api_key_id, p_limit, 1) t
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.take_rate_limit_tokens(p_api_key_id uuid, p_limit integer, p_count integer)
+ RETURNS TABLE(allowed boolean, remaining integer, reset_ms bigint)
  LANGUAGE plpgsql
 AS $function$
     declare
       v_head bigint;
       v_next bigint;
       v_now timestamptz;
+      v_admitted integer;
       v_oldest timestamptz;
+      v_reset_ms bigint;
     begin
-      select head_seq, next_seq into v_head, v_next from rate_limit_windows
-        where api_key_id = p_api_key_id for update;
+      select w.head_seq, w.next_seq into v_head, v_next from rate_limit_windows w
+        where w.api_key_id = p_api_key_id for update;
       if not found then
         insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
-        select head_seq, next_seq into v_head, v_next from rate_limit_windows
-          where api_key_id = p_api_key_id for update;
+        select w.head_seq, w.next_seq into v_head, v_next from rate_limit_windows w
+          where w.api_key_id = p_api_key_id for update;
       end if;
       -- Read the clock only once the lock is held, so hit times follow the order of admission.
       v_now := clock_timestamp();
       while v_head < v_next loop
-        delete from rate_limit_hits
-          where api_key_id = p_api_key_id and seq = v_head and hit_at <= v_now - interval '60 seconds';
+        delete from rate_limit_hits h
+          where h.api_key_id = p_api_key_id and h.seq = v_head and h.hit_at <= v_now - interval '60 seconds';
         exit when not found;
         v_head := v_head + 1;
       end loop;
-      allowed := v_next - v_head < p_limit;
-      if allowed then
-        insert into rate_limit_hits (api_key_id, seq, hit_at) values (p_api_key_id, v_next, v_now);
-        v_next := v_next + 1;
+      v_admitted := least(p_count, greatest(p_limit - (v_next - v_head), 0));
+      if v_admitted > 0 then
+        insert into rate_limit_hits (api_key_id, seq, hit_at)
+          select p_api_key_id, s, v_now from generate_series(v_next, v_next + v_admitted - 1) s;
       end if;
-      update rate_limit_windows set head_seq = v_head, next_seq = v_next where api_key_id = p_api_key_id;
-      remaining := greatest(p_limit - (v_next - v_head), 0);
-      select hit_at into v_oldest from rate_limit_hits where api_key_id = p_api_key_id and seq = v_head;
-      reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
+      update rate_limit_windows w set head_seq = v_head, next_seq = v_next + v_admitted
+        where w.api_key_id = p_api_key_id;
+      -- Until the oldest hit of the window leaves it; the same for the whole batch.
+      select h.hit_at into v_oldest from rate_limit_hits h
+        where h.api_key_id = p_api_key_id and h.seq = v_head;
+      v_reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
+      -- The i-th request counts itself and the admitted ones before it; a refused one sees the
+      -- window full.
+      return query
+        select i <= v_admitted,
+               greatest(p_limit - (v_next - v_head + least(i, v_admitted)), 0)::integer,
+               v_reset_ms
+          from generate_series(1, p_count) i
+         order by i;
     end
     $function$;
 

@@ -1,6 +1,6 @@
 import type { Knex } from '../../db/postgres/knex.ts';
 import { hashApiKey } from '../../db/rules/api-key.ts';
-import * as apiKeys from '../../db/queries/api-keys.ts';
+import { KeyAuthenticator } from '../../db/queries/key-authenticator.ts';
 import type { AppMiddleware } from '../context.ts';
 import { UnauthenticatedError } from '../errors.ts';
 
@@ -9,14 +9,14 @@ const KEY_SHAPE = /^[0-9a-fA-F]{64}$/;
 
 /**
  * Resolves `x-api-key` to its partner (401 for anything else, with no hint why). The same round
- * trip takes the request's rate-limit token, which `rateLimit()` then enforces.
+ * trip takes the request's rate-limit token, which `rateLimit()` then enforces; requests of one key
+ * that arrive together share that round trip (`KeyAuthenticator`).
  */
 export function authenticate(db: Knex): AppMiddleware {
+  const keys = new KeyAuthenticator(db);
   return async function authenticate(ctx, next) {
     const key = ctx.get('x-api-key');
-    const auth = KEY_SHAPE.test(key)
-      ? await apiKeys.authenticate(db, hashApiKey(key.toLowerCase()))
-      : undefined;
+    const auth = KEY_SHAPE.test(key) ? await keys.authenticate(hashApiKey(key.toLowerCase())) : undefined;
     if (!auth) throw new UnauthenticatedError();
     ctx.state.auth = auth;
     ctx.state.log = ctx.state.log.child({ partner_id: auth.partnerId });

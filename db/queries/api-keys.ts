@@ -47,9 +47,11 @@ export interface AuthenticatedRequest {
 }
 
 /**
- * Resolves a key hash to its partner and takes one token from the key's rate-limit window, in one
- * statement (one round trip per request). Undefined for unknown, revoked or expired keys, which
- * are not counted against any window.
+ * Resolves a key hash to its partner and takes a rate-limit token for each of `count` requests of
+ * that key, in one statement: one verdict per request, in the order given (a batch of requests is
+ * admitted or refused exactly as the same requests one after the other; see
+ * `take_rate_limit_tokens()`). Undefined for unknown, revoked or expired keys, which are not
+ * counted against any window. `KeyAuthenticator` (key-authenticator.ts) gathers the batches.
  *
  * The statement is its own transaction, and it commits without waiting for its WAL to reach disk
  * (`synchronous_commit` off for this transaction only): every request makes one such commit, and
@@ -58,25 +60,34 @@ export interface AuthenticatedRequest {
  * database can lose is the last fraction of a second of tokens, i.e. a few requests a partner
  * makes beyond its window once, never a booking (those commits stay synchronous).
  */
-export async function authenticate(db: Knex, keyHash: string): Promise<AuthenticatedRequest | undefined> {
+export async function authenticateMany(
+  db: Knex,
+  keyHash: string,
+  count: number,
+): Promise<AuthenticatedRequest[] | undefined> {
   const { rows } = await db.raw<{
     rows: { partner_id: string; rate_limit: number; allowed: boolean; remaining: number; reset_ms: number }[];
   }>(
     `select k.partner_id, p.rate_limit, t.allowed, t.remaining, t.reset_ms
        from api_keys k
        join partners p on p.id = k.partner_id
-      cross join lateral take_rate_limit_token(k.id, p.rate_limit) t
+      cross join lateral take_rate_limit_tokens(k.id, p.rate_limit, ?) with ordinality t
       cross join set_config('synchronous_commit', 'off', true)
-      where k.key_hash = ? and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())`,
-    [keyHash],
+      where k.key_hash = ? and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+      order by t.ordinality`,
+    [count, keyHash],
   );
-  const row = rows[0];
-  if (!row) return undefined;
-  return {
+  if (rows.length === 0) return undefined;
+  return rows.map((row) => ({
     partnerId: row.partner_id,
     limit: row.rate_limit,
     allowed: row.allowed,
     remaining: row.remaining,
     resetMs: row.reset_ms,
-  };
+  }));
+}
+
+/** `authenticateMany()` for one request. */
+export async function authenticate(db: Knex, keyHash: string): Promise<AuthenticatedRequest | undefined> {
+  return (await authenticateMany(db, keyHash, 1))?.[0];
 }

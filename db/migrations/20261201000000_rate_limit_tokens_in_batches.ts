@@ -1,0 +1,119 @@
+/**
+ * Rate-limit tokens taken in batches: one statement admits or refuses several requests of one key
+ * in arrival order (db/queries/api-keys.ts sends the requests of a key that arrive while its
+ * previous statement runs as one batch). Every request of a key used to lock the key's window row
+ * for a statement of its own; at 16 concurrent requests of one key that row was the service's
+ * busiest lock, and a quarter of the busy backends were waiting on it.
+ *
+ * `take_rate_limit_token()` becomes the batch of one, so the rules live in one function and a web
+ * process of the previous release, still running during a rolling deploy, shares the same windows.
+ */
+import type { Knex } from 'knex';
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`
+    -- Admits or refuses p_count requests of a key that arrived in this order, exactly as many calls
+    -- of one request each would: a request is admitted when fewer than p_limit admitted requests
+    -- lie in the 60 seconds before it. One row per request, in the same order. The requests share
+    -- one instant (they are admitted together, under one lock), so none of the window expires
+    -- between them: the first ones are admitted while there is room, the rest refused, and refused
+    -- requests are not recorded.
+    create function take_rate_limit_tokens(p_api_key_id uuid, p_limit integer, p_count integer)
+    returns table (allowed boolean, remaining integer, reset_ms bigint)
+    language plpgsql as $$
+    declare
+      v_head bigint;
+      v_next bigint;
+      v_now timestamptz;
+      v_admitted integer;
+      v_oldest timestamptz;
+      v_reset_ms bigint;
+    begin
+      select w.head_seq, w.next_seq into v_head, v_next from rate_limit_windows w
+        where w.api_key_id = p_api_key_id for update;
+      if not found then
+        insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
+        select w.head_seq, w.next_seq into v_head, v_next from rate_limit_windows w
+          where w.api_key_id = p_api_key_id for update;
+      end if;
+      -- Read the clock only once the lock is held, so hit times follow the order of admission.
+      v_now := clock_timestamp();
+      while v_head < v_next loop
+        delete from rate_limit_hits h
+          where h.api_key_id = p_api_key_id and h.seq = v_head and h.hit_at <= v_now - interval '60 seconds';
+        exit when not found;
+        v_head := v_head + 1;
+      end loop;
+      v_admitted := least(p_count, greatest(p_limit - (v_next - v_head), 0));
+      if v_admitted > 0 then
+        insert into rate_limit_hits (api_key_id, seq, hit_at)
+          select p_api_key_id, s, v_now from generate_series(v_next, v_next + v_admitted - 1) s;
+      end if;
+      update rate_limit_windows w set head_seq = v_head, next_seq = v_next + v_admitted
+        where w.api_key_id = p_api_key_id;
+      -- Until the oldest hit of the window leaves it; the same for the whole batch.
+      select h.hit_at into v_oldest from rate_limit_hits h
+        where h.api_key_id = p_api_key_id and h.seq = v_head;
+      v_reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
+      -- The i-th request counts itself and the admitted ones before it; a refused one sees the
+      -- window full.
+      return query
+        select i <= v_admitted,
+               greatest(p_limit - (v_next - v_head + least(i, v_admitted)), 0)::integer,
+               v_reset_ms
+          from generate_series(1, p_count) i
+         order by i;
+    end
+    $$;
+
+    create or replace function take_rate_limit_token(
+      p_api_key_id uuid, p_limit integer,
+      out allowed boolean, out remaining integer, out reset_ms bigint
+    ) language sql as $$
+      select t.allowed, t.remaining, t.reset_ms from take_rate_limit_tokens(p_api_key_id, p_limit, 1) t
+    $$;
+  `);
+}
+
+export async function down(knex: Knex): Promise<void> {
+  // The one-request function as migration 20261122000000 made it.
+  await knex.raw(`
+    create or replace function take_rate_limit_token(
+      p_api_key_id uuid, p_limit integer,
+      out allowed boolean, out remaining integer, out reset_ms bigint
+    ) language plpgsql as $$
+    declare
+      v_head bigint;
+      v_next bigint;
+      v_now timestamptz;
+      v_oldest timestamptz;
+    begin
+      select head_seq, next_seq into v_head, v_next from rate_limit_windows
+        where api_key_id = p_api_key_id for update;
+      if not found then
+        insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
+        select head_seq, next_seq into v_head, v_next from rate_limit_windows
+          where api_key_id = p_api_key_id for update;
+      end if;
+      -- Read the clock only once the lock is held, so hit times follow the order of admission.
+      v_now := clock_timestamp();
+      while v_head < v_next loop
+        delete from rate_limit_hits
+          where api_key_id = p_api_key_id and seq = v_head and hit_at <= v_now - interval '60 seconds';
+        exit when not found;
+        v_head := v_head + 1;
+      end loop;
+      allowed := v_next - v_head < p_limit;
+      if allowed then
+        insert into rate_limit_hits (api_key_id, seq, hit_at) values (p_api_key_id, v_next, v_now);
+        v_next := v_next + 1;
+      end if;
+      update rate_limit_windows set head_seq = v_head, next_seq = v_next where api_key_id = p_api_key_id;
+      remaining := greatest(p_limit - (v_next - v_head), 0);
+      select hit_at into v_oldest from rate_limit_hits where api_key_id = p_api_key_id and seq = v_head;
+      reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
+    end
+    $$;
+    drop function take_rate_limit_tokens(uuid, integer, integer);
+  `);
+}
