@@ -1616,10 +1616,16 @@ AS $function$
         where pr.resource_id in (select id from r)
           and (pr.on_date is null or pr.on_date = p_date)
           and (pr.days is null or extract(isodow from p_date)::smallint = any (pr.days))
+      ), taken as materialized (
+        -- What is taken per resource: its units' live pieces, found by unit in one join.
+        select ru.id, range_agg(l.taken) as taken
+        from (select r.id, unnest(r.units) as unit_id from r) ru
+        join live l on l.unit_id = ru.unit_id
+        group by ru.id
       ), rt as materialized (
         -- Per resource, once: the union of what blocks it. A slot then costs one && each.
         select r.*,
-          (select range_agg(l.taken) from live l where l.unit_id = any (r.units)) as taken,
+          (select t.taken from taken t where t.id = r.id) as taken,
           (select range_agg(b.during) from dark b where b.unit_ids is null or b.unit_ids && r.units) as dark
         from r
       ), s as (

@@ -8,6 +8,7 @@
  * function does.
  */
 import type { Knex } from 'knex';
+import { replaceInFunction } from '../postgres/function-definition.ts';
 
 /** The line of each function that changes, before and after: the job's payload gains the trace. */
 const CHANGES = [
@@ -28,21 +29,6 @@ const CHANGES = [
       "perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id) || job_trace(), v_hold.hold_expiry_at);",
   },
 ];
-
-/**
- * Re-creates function `fn` with one line of it replaced, from the definition the database holds:
- * each function is dozens of lines of which one changes, and the catalog's text is the exact one
- * in force (migration 20261125000000), where a copy here could drift from it.
- */
-async function replaceInFunction(knex: Knex, fn: string, from: string, to: string): Promise<void> {
-  const { rows } = await knex.raw<{ rows: { def: string }[] }>(
-    'select pg_get_functiondef(?::regprocedure) as def',
-    [fn],
-  );
-  const def = rows[0]!.def;
-  if (def.split(from).length !== 2) throw new Error(`${fn} is not the definition this migration expects`);
-  await knex.raw(def.replace(from, to));
-}
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`

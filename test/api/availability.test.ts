@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { insertBlackout } from '../../db/queries/booking-rules.ts';
 import * as resources from '../../db/queries/resources.ts';
 import * as venues from '../../db/queries/venues.ts';
-import { gridSlots, holdSlot, localDate, makeBookingWorld } from '../helpers/booking.ts';
+import { bookSlot, gridSlots, holdSlot, localDate, makeBookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner, makeResource } from '../helpers/factories.ts';
 import { call, useTestServer } from '../helpers/http.ts';
@@ -78,23 +78,27 @@ test('closed days, past dates and dates beyond the booking window give an empty 
   );
 });
 
-test('taken windows: a hold on a half takes the whole; a hold on the whole takes both halves', async (t) => {
-  const { db } = database();
-  const w = await makeBookingWorld(db);
-  const date = await localDate(db, w.venueId, 1);
-  await holdSlot(server(), w, { resource: w.halfA, index: 0 });
-  await holdSlot(server(), w, { resource: w.full, index: 2 });
-  const res = await availability(w.apiKey, `venue_id=${w.venueId}&date=${date}`);
-  const state = (resource: string, i: number) =>
-    res.body.slots.filter((s: { resource_id: string }) => s.resource_id === resource)[i]
-      .is_available as boolean;
-  t.deepEqual(
-    [state(w.halfA, 0), state(w.halfB, 0), state(w.full, 0), state(w.court, 0)],
-    [false, true, false, true],
-  );
-  t.deepEqual([state(w.halfA, 2), state(w.halfB, 2), state(w.full, 2)], [false, false, false]);
-  t.deepEqual([state(w.halfA, 1), state(w.halfB, 1), state(w.full, 1)], [true, true, true]);
-});
+for (const taking of ['hold', 'booking'] as const) {
+  test(`taken windows: a ${taking} on a half takes the whole; a ${taking} on the whole takes both halves`, async (t) => {
+    const { db } = database();
+    const w = await makeBookingWorld(db);
+    const date = await localDate(db, w.venueId, 1);
+    // A running hold is read from holds, a booking from booked_time (per unit and UTC day).
+    const take = taking === 'hold' ? holdSlot : bookSlot;
+    await take(server(), w, { resource: w.halfA, index: 0 });
+    await take(server(), w, { resource: w.full, index: 2 });
+    const res = await availability(w.apiKey, `venue_id=${w.venueId}&date=${date}`);
+    const state = (resource: string, i: number) =>
+      res.body.slots.filter((s: { resource_id: string }) => s.resource_id === resource)[i]
+        .is_available as boolean;
+    t.deepEqual(
+      [state(w.halfA, 0), state(w.halfB, 0), state(w.full, 0), state(w.court, 0)],
+      [false, true, false, true],
+    );
+    t.deepEqual([state(w.halfA, 2), state(w.halfB, 2), state(w.full, 2)], [false, false, false]);
+    t.deepEqual([state(w.halfA, 1), state(w.halfB, 1), state(w.full, 1)], [true, true, true]);
+  });
+}
 
 test('blackouts, lead time and started slots show unavailable; a paused venue shows all unavailable', async (t) => {
   const { db } = database();
