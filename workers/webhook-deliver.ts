@@ -65,8 +65,7 @@ export const webhookDeliver: JobHandler<Payload> = {
 
 /** Sends a claimed attempt and records its outcome, scheduling the next attempt on failure. */
 async function runAttempt(plan: deliveries.AttemptPlan, deps: JobDeps) {
-  const { db, boss, config, log, lookup } = deps;
-  const metrics = deps.metrics ?? unserved;
+  const { db, boss, config, log, lookup, metrics = unserved } = deps;
   const { attemptId } = plan;
   // The partner's delivery_id (X-Delivery-Id) names the attempt, in traces as on the wire.
   setSpanAttribute('webhook.delivery_id', attemptId);
@@ -135,7 +134,7 @@ async function notClaimed(payload: Payload, deps: JobDeps): Promise<void> {
 
 /** Records an attempt whose lease passed as failed and moves its delivery on, at most once. */
 async function takeOver(deliveryId: string, attemptId: string, attempt: number, deps: JobDeps) {
-  const { db, boss, config, log } = deps;
+  const { db, boss, config, log, metrics = unserved } = deps;
   const next = nextAttempt(config, attempt);
   const outcome = { ok: false, statusCode: null, error: ABANDONED_ATTEMPT };
   const abandonedAfterSeconds = attemptLeaseSeconds(config);
@@ -146,7 +145,7 @@ async function takeOver(deliveryId: string, attemptId: string, attempt: number, 
     return recorded;
   });
   if (!recorded) return;
-  countAttempt(deps.metrics ?? unserved, false, !next);
+  countAttempt(metrics, false, !next);
   log.warn({ delivery_id: deliveryId, attempt_id: attemptId, attempt }, 'webhook attempt abandoned');
 }
 

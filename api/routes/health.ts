@@ -3,6 +3,7 @@
  * orchestrators use (CONTRACT.md, "Metrics and probes"): /health/live (the process runs; touches no
  * database) and /health/ready (the database answers and its migrations are current).
  */
+import { readyAnswer } from '../../db/platform/metrics-server.ts';
 import { defineRoute } from '../route.ts';
 import { isDatabaseReachable, unreadyReason } from '../../db/postgres/readiness.ts';
 import { HealthResponse, LiveResponse, ReadyResponse } from './health.schemas.ts';
@@ -72,9 +73,7 @@ export const healthRoutes = [
       },
     },
     async handler(_input, { db }) {
-      const reason = await unreadyReason(db);
-      const body: ReadyResponse = reason ? { status: 'unavailable', reason } : { status: 'ok' };
-      return { status: reason ? 503 : 200, body };
+      return readyAnswer(await unreadyReason(db));
     },
   }),
 ];

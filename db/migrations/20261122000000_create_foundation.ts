@@ -4,6 +4,52 @@
  */
 import type { Knex } from 'knex';
 
+/**
+ * The one-request rate-limit function as this migration makes it; migration 20261201000000 puts it
+ * back in its down.
+ */
+export const TAKE_RATE_LIMIT_TOKEN = `
+    -- Admits or refuses one request of a key, exactly: admitted when fewer than p_limit admitted
+    -- requests lie in the 60 seconds before it. Refused requests are not recorded. Amortised O(1):
+    -- each hit is inserted once and deleted once.
+    create or replace function take_rate_limit_token(
+      p_api_key_id uuid, p_limit integer,
+      out allowed boolean, out remaining integer, out reset_ms bigint
+    ) language plpgsql as $$
+    declare
+      v_head bigint;
+      v_next bigint;
+      v_now timestamptz;
+      v_oldest timestamptz;
+    begin
+      select head_seq, next_seq into v_head, v_next from rate_limit_windows
+        where api_key_id = p_api_key_id for update;
+      if not found then
+        insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
+        select head_seq, next_seq into v_head, v_next from rate_limit_windows
+          where api_key_id = p_api_key_id for update;
+      end if;
+      -- Read the clock only once the lock is held, so hit times follow the order of admission.
+      v_now := clock_timestamp();
+      while v_head < v_next loop
+        delete from rate_limit_hits
+          where api_key_id = p_api_key_id and seq = v_head and hit_at <= v_now - interval '60 seconds';
+        exit when not found;
+        v_head := v_head + 1;
+      end loop;
+      allowed := v_next - v_head < p_limit;
+      if allowed then
+        insert into rate_limit_hits (api_key_id, seq, hit_at) values (p_api_key_id, v_next, v_now);
+        v_next := v_next + 1;
+      end if;
+      update rate_limit_windows set head_seq = v_head, next_seq = v_next where api_key_id = p_api_key_id;
+      remaining := greatest(p_limit - (v_next - v_head), 0);
+      select hit_at into v_oldest from rate_limit_hits where api_key_id = p_api_key_id and seq = v_head;
+      reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
+    end
+    $$;
+`;
+
 export async function up(knex: Knex): Promise<void> {
   // btree_gist lets one exclusion constraint mix equality on a unit with overlap on a time range.
   await knex.raw('create extension if not exists btree_gist');
@@ -100,46 +146,7 @@ export async function up(knex: Knex): Promise<void> {
       primary key (api_key_id, seq)
     );
 
-    -- Admits or refuses one request of a key, exactly: admitted when fewer than p_limit admitted
-    -- requests lie in the 60 seconds before it. Refused requests are not recorded. Amortised O(1):
-    -- each hit is inserted once and deleted once.
-    create function take_rate_limit_token(
-      p_api_key_id uuid, p_limit integer,
-      out allowed boolean, out remaining integer, out reset_ms bigint
-    ) language plpgsql as $$
-    declare
-      v_head bigint;
-      v_next bigint;
-      v_now timestamptz;
-      v_oldest timestamptz;
-    begin
-      select head_seq, next_seq into v_head, v_next from rate_limit_windows
-        where api_key_id = p_api_key_id for update;
-      if not found then
-        insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
-        select head_seq, next_seq into v_head, v_next from rate_limit_windows
-          where api_key_id = p_api_key_id for update;
-      end if;
-      -- Read the clock only once the lock is held, so hit times follow the order of admission.
-      v_now := clock_timestamp();
-      while v_head < v_next loop
-        delete from rate_limit_hits
-          where api_key_id = p_api_key_id and seq = v_head and hit_at <= v_now - interval '60 seconds';
-        exit when not found;
-        v_head := v_head + 1;
-      end loop;
-      allowed := v_next - v_head < p_limit;
-      if allowed then
-        insert into rate_limit_hits (api_key_id, seq, hit_at) values (p_api_key_id, v_next, v_now);
-        v_next := v_next + 1;
-      end if;
-      update rate_limit_windows set head_seq = v_head, next_seq = v_next where api_key_id = p_api_key_id;
-      remaining := greatest(p_limit - (v_next - v_head), 0);
-      select hit_at into v_oldest from rate_limit_hits where api_key_id = p_api_key_id and seq = v_head;
-      reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
-    end
-    $$;
-  `);
+${TAKE_RATE_LIMIT_TOKEN}  `);
 }
 
 export async function down(knex: Knex): Promise<void> {

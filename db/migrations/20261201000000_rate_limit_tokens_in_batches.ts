@@ -9,6 +9,7 @@
  * process of the previous release, still running during a rolling deploy, shares the same windows.
  */
 import type { Knex } from 'knex';
+import { TAKE_RATE_LIMIT_TOKEN } from './20261122000000_create_foundation.ts';
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -76,44 +77,8 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  // The one-request function as migration 20261122000000 made it.
   await knex.raw(`
-    create or replace function take_rate_limit_token(
-      p_api_key_id uuid, p_limit integer,
-      out allowed boolean, out remaining integer, out reset_ms bigint
-    ) language plpgsql as $$
-    declare
-      v_head bigint;
-      v_next bigint;
-      v_now timestamptz;
-      v_oldest timestamptz;
-    begin
-      select head_seq, next_seq into v_head, v_next from rate_limit_windows
-        where api_key_id = p_api_key_id for update;
-      if not found then
-        insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
-        select head_seq, next_seq into v_head, v_next from rate_limit_windows
-          where api_key_id = p_api_key_id for update;
-      end if;
-      -- Read the clock only once the lock is held, so hit times follow the order of admission.
-      v_now := clock_timestamp();
-      while v_head < v_next loop
-        delete from rate_limit_hits
-          where api_key_id = p_api_key_id and seq = v_head and hit_at <= v_now - interval '60 seconds';
-        exit when not found;
-        v_head := v_head + 1;
-      end loop;
-      allowed := v_next - v_head < p_limit;
-      if allowed then
-        insert into rate_limit_hits (api_key_id, seq, hit_at) values (p_api_key_id, v_next, v_now);
-        v_next := v_next + 1;
-      end if;
-      update rate_limit_windows set head_seq = v_head, next_seq = v_next where api_key_id = p_api_key_id;
-      remaining := greatest(p_limit - (v_next - v_head), 0);
-      select hit_at into v_oldest from rate_limit_hits where api_key_id = p_api_key_id and seq = v_head;
-      reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
-    end
-    $$;
+    ${TAKE_RATE_LIMIT_TOKEN}
     drop function take_rate_limit_tokens(uuid, integer, integer);
   `);
 }

@@ -16,6 +16,19 @@ import type { Metrics } from './metrics.ts';
 /** Why the process cannot serve yet, or undefined when it can. */
 export type ReadinessCheck = () => Promise<string | undefined>;
 
+/**
+ * What `/health/ready` answers for a readiness `reason` (undefined: ready), here and on PORT
+ * (api/routes/health.ts).
+ */
+export function readyAnswer(reason: string | undefined): {
+  status: 200 | 503;
+  body: { status: 'ok' } | { status: 'unavailable'; reason: string };
+} {
+  return reason
+    ? { status: 503, body: { status: 'unavailable', reason } }
+    : { status: 200, body: { status: 'ok' } };
+}
+
 /** A listening metrics server. */
 export interface MetricsServer {
   port: number;
@@ -75,8 +88,8 @@ async function answer(
     case '/health/live':
       return json(res, 200, { status: 'ok' });
     case '/health/ready': {
-      const reason = await readiness();
-      return reason ? json(res, 503, { status: 'unavailable', reason }) : json(res, 200, { status: 'ok' });
+      const { status, body } = readyAnswer(await readiness());
+      return json(res, status, body);
     }
     default:
       return json(res, 404, { status: 'not_found' });
