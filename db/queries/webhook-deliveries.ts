@@ -267,7 +267,8 @@ export async function lockByAttemptId(
  * API's redeliver and the operator's `deliveries:redeliver` both come here. Attempts are counted
  * afresh and the first one is named anew and due now, so no job of the earlier round (each names
  * an attempt of that round) can run it; the event and its id stay. The job goes out as
- * `publish_event()` sends first attempts, through `queue_delivery_attempt()`.
+ * `publish_event()` sends first attempts, through `queue_delivery_attempt()`, with the trace of the
+ * request in scope.
  */
 export async function requeue(trx: Knex, deliveryId: string): Promise<DeliveryRow> {
   const [row] = await trx<DeliveryRow>('webhook_deliveries')
@@ -281,6 +282,10 @@ export async function requeue(trx: Knex, deliveryId: string): Promise<DeliveryRo
     })
     .returning('*');
   const requeued = row as DeliveryRow;
+  // The job continues the trace of the request redelivering (job_trace() reads the transaction's
+  // booking.trace; tracing.ts). The operator's CLI has none.
+  const trace = traceSetting();
+  if (trace !== null) await trx.raw("select set_config('booking.trace', ?, true)", [trace]);
   await trx.raw('select queue_delivery_attempt(?, ?)', [requeued.id, requeued.next_attempt_id]);
   return requeued;
 }

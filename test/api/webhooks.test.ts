@@ -202,7 +202,7 @@ test('observability counts only your deliveries; redelivery re-queues only your 
     server(),
     'POST',
     `/api/v1/partner/webhooks/deliveries/${attemptId}/redeliver`,
-    { key: apiKey },
+    { key: apiKey, headers: { 'x-request-id': 'redeliver-request-1' } },
   );
   t.is(redelivered.status, 202, redelivered.text);
   assertDocumented(t, 'POST /partner/webhooks/deliveries/{deliveryId}/redeliver', redelivered);
@@ -221,6 +221,11 @@ test('observability counts only your deliveries; redelivery re-queues only your 
     [delivery.id],
   );
   t.is(jobs.rows[0].n, 1, 'the first new attempt is queued');
+  const traced = await db.raw(
+    "select data->'trace'->>'request_id' as request_id from pgboss.job where name = 'webhook.deliver' and data->>'delivery_id' = ?",
+    [delivery.id],
+  );
+  t.is(traced.rows[0].request_id, 'redeliver-request-1', 'the attempt carries the request that caused it');
 
   const again = await call(server(), 'POST', `/api/v1/partner/webhooks/deliveries/${attemptId}/redeliver`, {
     key: apiKey,
