@@ -76,17 +76,47 @@ function assertSameWrite(
 
 /** A stable hash of a request: the same fields and values give the same print, in any key order. */
 export function fingerprint(request: unknown): string {
-  return createHash('sha256').update(stableJson(request)).digest('hex');
+  return createHash('sha256').update(canonicalJson(request)).digest('hex');
 }
 
-function stableJson(value: unknown): string {
-  if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+/**
+ * JSON with object members sorted by name and undefined members left out, written without
+ * recursion: an explicit stack of what is still to write, so no nesting depth a 64 KiB body can
+ * reach overflows the call stack (CONTRACT.md, "Ignored members": never a 500 from a body's shape).
+ */
+export function canonicalJson(root: unknown): string {
+  const out: string[] = [];
+  // Either a value still to write, or a piece of punctuation ({ token }) already decided.
+  const todo: ({ token: string } | { value: unknown })[] = [{ value: root }];
+  while (todo.length) {
+    const next = todo.pop()!;
+    if ('token' in next) {
+      out.push(next.token);
+      continue;
+    }
+    const value = next.value instanceof Date ? next.value.toISOString() : next.value;
+    if (Array.isArray(value)) {
+      // Pushed in reverse, so they pop in order: [ v0 , v1 … ]
+      todo.push({ token: ']' });
+      for (let i = value.length - 1; i >= 0; i--) {
+        todo.push({ value: value[i] === undefined ? null : value[i] });
+        if (i > 0) todo.push({ token: ',' });
+      }
+      out.push('[');
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : 1));
+      todo.push({ token: '}' });
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [name, member] = entries[i]!;
+        todo.push({ value: member }, { token: `${JSON.stringify(name)}:` });
+        if (i > 0) todo.push({ token: ',' });
+      }
+      out.push('{');
+    } else {
+      out.push(JSON.stringify(value) ?? 'null');
+    }
   }
-  return JSON.stringify(value);
+  return out.join('');
 }

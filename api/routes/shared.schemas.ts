@@ -37,8 +37,16 @@ export const ReasonBody = z.object({
 });
 export type ReasonBody = z.infer<typeof ReasonBody>;
 
-/** Accepted and ignored: the caller is always the partner of the API key. */
-export const IgnoredPartnerId = z.unknown().optional().meta({ description: 'Ignored if sent.' });
+/**
+ * Accepted and ignored, whatever its value, type, shape or depth: the caller is always the partner of
+ * the API key (CONTRACT.md, "Ignored members"). It parses to undefined, so nothing downstream (the
+ * idempotency fingerprint included) ever sees or walks it.
+ */
+export const IgnoredPartnerId = z
+  .unknown()
+  .optional()
+  .transform(() => undefined)
+  .meta({ description: 'Ignored if sent.' });
 
 /** One problem of a VALIDATION_ERROR. */
 export const FieldProblem = z

@@ -31,7 +31,6 @@ export interface ConfirmRequest {
   customer_email?: string | undefined;
   idempotency_key: string;
   use_package_credit?: boolean | undefined;
-  partner_id?: unknown;
 }
 
 /**
@@ -44,7 +43,7 @@ export async function confirmBooking<R>(
   input: ConfirmRequest,
   present: (confirmed: bookings.ConfirmedBooking) => R,
 ): Promise<R> {
-  const { idempotency_key: key, partner_id: _ignored, ...request } = input;
+  const { idempotency_key: key, ...request } = input;
   const write: IdempotentWrite = { partnerId, key, operation: 'confirm', request };
   const outcome = await retryLostRaces(async () => {
     try {

@@ -39,7 +39,6 @@ export interface HoldRequest {
   slot_duration_minutes: number;
   idempotency_key: string;
   customer_phone?: string | undefined;
-  partner_id?: unknown;
 }
 
 /**

@@ -15,7 +15,6 @@ export interface PurchaseRequest {
   customer_phone: string;
   payment_method: purchases.PaymentMethod;
   idempotency_key: string;
-  partner_id?: unknown;
 }
 
 /**
@@ -29,7 +28,7 @@ export function purchasePackage<R>(
   input: PurchaseRequest,
   present: (purchase: purchases.PurchaseRow) => R,
 ): Promise<R> {
-  const { idempotency_key: key, partner_id: _ignored, ...fields } = input;
+  const { idempotency_key: key, ...fields } = input;
   const write = {
     partnerId,
     key,

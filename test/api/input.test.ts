@@ -18,6 +18,7 @@ import {
   type BookingWorld,
 } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
+import { makePackage } from '../helpers/factories.ts';
 import { call, useTestServer } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';
 import { join } from '../helpers/waitlist.ts';
@@ -269,4 +270,72 @@ test('a valid key sent to an unknown path is counted and told where it stands', 
   const anonymous = await call(server(), 'GET', '/api/v1/no-such-thing', { key: 'f'.repeat(64) });
   t.is(anonymous.status, 404);
   t.false(anonymous.headers.has('x-ratelimit-remaining'));
+});
+
+/** `depth` arrays inside one another around `inner`, written as text (12 KB at 6,000). */
+const nestedArrays = (depth: number, inner = '0') => '['.repeat(depth) + inner + ']'.repeat(depth);
+/** `depth` objects inside one another, each with one member `a`. */
+const nestedObjects = (depth: number) => '{"a":'.repeat(depth) + '0' + '}'.repeat(depth);
+
+test('partner_id and unknown members are ignored at any depth: every write still answers 201', async (t) => {
+  const { db } = database();
+  const packageId = await makePackage(db, { venueId: world.venueId });
+  const date = await localDate(db, world.venueId, 1);
+  const slots = await gridSlots(db, world.venueId, world.court);
+  // A body under 64 KiB, `partner_id` and an unknown member nested thousands deep.
+  const shapes = [nestedArrays(6000), nestedObjects(2000), nestedArrays(14_000)];
+  for (const [i, shape] of shapes.entries()) {
+    const post = (path: string, fields: Record<string, unknown>) => {
+      const json = JSON.stringify(fields).slice(0, -1);
+      const rawBody = `${json},"partner_id":${shape},"unknown_member":${shape}}`;
+      t.true(Buffer.byteLength(rawBody) < 64 * 1024);
+      return call(server(), 'POST', `/api/v1${path}`, {
+        key: world.apiKey,
+        rawBody,
+        headers: { 'content-type': 'application/json' },
+      });
+    };
+    const held = await post('/bookings/hold', {
+      venue_id: world.venueId,
+      resource_id: world.court,
+      slot_start: slots[10 + i]!.slot_start.toISOString(),
+      slot_duration_minutes: 60,
+      idempotency_key: randomUUID(),
+    });
+    t.is(held.status, 201, held.text);
+    const confirmKey = randomUUID();
+    const confirmBody = {
+      hold_id: held.body.hold_id,
+      payment_reference: 'pay-1',
+      customer_name: 'Asha Rao',
+      customer_phone: '9812345678',
+      idempotency_key: confirmKey,
+    };
+    const confirmed = await post('/bookings/confirm', confirmBody);
+    t.is(confirmed.status, 201, confirmed.text);
+    // The ignored members are no part of the request: the same confirm without them replays it.
+    const replay = await call(server(), 'POST', '/api/v1/bookings/confirm', {
+      key: world.apiKey,
+      body: confirmBody,
+    });
+    t.deepEqual([replay.status, replay.body], [201, confirmed.body]);
+    const purchased = await post(`/packages/${packageId}/purchase`, {
+      customer_phone: '9812345678',
+      payment_method: 'upi',
+      idempotency_key: randomUUID(),
+    });
+    t.is(purchased.status, 201, purchased.text);
+    const joined = await post('/waitlist', {
+      venue_id: world.venueId,
+      resource_id: world.court,
+      slot_date: date,
+      customer_phone: `98123456${String(i).padStart(2, '0')}`,
+    });
+    t.is(joined.status, 201, joined.text);
+    const subscribed = await post('/partner/webhooks', {
+      endpoint_url: `http://127.0.0.1:9/hook-${i}`,
+      event_types: ['hold_created'],
+    });
+    t.is(subscribed.status, 201, subscribed.text);
+  }
 });
