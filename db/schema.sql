@@ -1593,6 +1593,7 @@ AS $function$
         select tstzrange(greatest(min(opens), p_from), least(max(closes), p_to)) as during,
                array(select distinct u from r, unnest(r.units) u) as units
         from r having count(*) > 0
+           and greatest(min(opens), p_from) <= least(max(closes), p_to)
       ), live as materialized (
         -- What is taken on the units, in pieces: booked time per unit and UTC day from booked_time
         -- (kept by the triggers on reservations, one row however many bookings), then the holds

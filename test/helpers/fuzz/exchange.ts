@@ -58,6 +58,7 @@ function apiKeyHeaders(request: FuzzRequest, { apiKey, otherKey, wrongKey }: Wor
 export async function exercise(fx: FuzzFixture, request: FuzzRequest, requestId?: string): Promise<Exchange> {
   const raw = toRaw(request, requestId, fx.world);
   const before = await fx.digest.read();
+  const firstLine = fx.logLines.length;
   let response: CallResult;
   try {
     response = await rawCall(fx.server, raw);
@@ -69,5 +70,31 @@ export async function exercise(fx: FuzzFixture, request: FuzzRequest, requestId?
   const changed = changedTables(before, await fx.digest.read());
   grow(fx.world.pools, request.operation, response);
   const violations = judge(fx.document, request, requestId, response, changed);
+  violations.push(...logProblems(fx.logLines.slice(firstLine), response));
   return { request, requestId, raw, response, violations };
+}
+
+/** pino's level number for `error`: a request answered below 500 logs nothing at it or above. */
+const ERROR_LEVEL = 50;
+
+/**
+ * What the service logged while it answered (CONTRACT.md, "Error logs"): every line names the
+ * request's X-Request-Id, and an answer below 500 comes with no line at level error or above.
+ */
+function logProblems(lines: Record<string, unknown>[], response: CallResult): Violation[] {
+  const out: Violation[] = [];
+  const requestId = response.headers.get('x-request-id');
+  for (const line of lines) {
+    const level = Number(line.level);
+    if (level >= ERROR_LEVEL && response.status < 500) {
+      out.push({ kind: 'error-log', detail: `${response.status} logged at ${level}: ${String(line.msg)}` });
+    }
+    if (response.status !== 431 && line.request_id !== requestId) {
+      out.push({
+        kind: 'log-request-id',
+        detail: `"${String(line.msg)}" names request ${String(line.request_id)}`,
+      });
+    }
+  }
+  return out;
 }

@@ -5,6 +5,8 @@
  * (`world.ts`) and the database digest (`database-digest.ts`).
  */
 import type { TestFn } from 'ava';
+import { pino } from 'pino';
+import { Writable } from 'node:stream';
 import { openDigest, type DatabaseDigest } from './database-digest.ts';
 import type { DatabaseHandle } from '../database.ts';
 import { API_PREFIX } from './world-records.ts';
@@ -20,6 +22,8 @@ export interface FuzzFixture {
   document: OpenApiDocument;
   world: World;
   digest: DatabaseDigest;
+  /** Every line the service logged, parsed, in order (the checks look at each exchange's own). */
+  logLines: Record<string, unknown>[];
 }
 
 /** Sets the fixture up before the file's tests and tears it down after them; call the getter inside tests. */
@@ -27,7 +31,18 @@ export function useFuzzFixture<C>(test: TestFn<C>, database: DatabaseHandle): ()
   let fixture: FuzzFixture | undefined;
   test.before(async () => {
     const { db } = await database.ready();
-    const server = await startApp(await database.ready());
+    // The service logs into the fixture, so that each exchange's lines can be judged with it.
+    const logLines: Record<string, unknown>[] = [];
+    const log = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          logLines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+          done();
+        },
+      }),
+    );
+    const server = await startApp({ ...(await database.ready()), log });
     let secret = '';
     const receiver = await startReceiver(() => secret);
     const served = await rawCall(server, { method: 'GET', target: `${API_PREFIX}/openapi.json` });
@@ -35,7 +50,7 @@ export function useFuzzFixture<C>(test: TestFn<C>, database: DatabaseHandle): ()
     const world = await buildWorld(db, server, receiver.url);
     secret = world.secret;
     const digest = await openDigest(db, database().url);
-    fixture = { server, receiver, document: served.body, world, digest };
+    fixture = { server, receiver, document: served.body, world, digest, logLines };
   });
   test.after.always(async () => {
     await fixture?.digest.close();

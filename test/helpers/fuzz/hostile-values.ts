@@ -8,6 +8,7 @@
  * strings, numbers beyond 2^53, prototype-pollution keys, malformed percent-escapes).
  */
 import type { JsonSchema } from './openapi-operations.ts';
+import { RawJson } from './request.ts';
 
 /** A catalogue: `[category, value]` pairs; the category becomes the tag of a value drawn from it. */
 export type Catalogue<T = string> = readonly (readonly [string, T])[];
@@ -207,6 +208,11 @@ export const EXTRA_FIELDS: Catalogue<unknown> = [
   ['price_rupees', 0],
   ['__proto__', { polluted: true }],
   ['constructor', { prototype: { polluted: true } }],
+  // Depth and size: ignored at any depth (CONTRACT.md, "Ignored members"), and no 500 from either.
+  ['partner_id', new RawJson('['.repeat(6000) + ']'.repeat(6000))],
+  ['partner_id', new RawJson('{"a":'.repeat(2000) + 'null' + '}'.repeat(2000))],
+  ['deeply_nested', new RawJson('[{"a":'.repeat(2500) + '0' + '}]'.repeat(2500))],
+  ['large_member', 'x'.repeat(50 * 1024)],
 ];
 
 /** Bodies that are JSON but not an object. */

@@ -27,10 +27,34 @@ export interface FuzzRequest {
   tags: string[];
 }
 
+/**
+ * JSON text to put in a body exactly as written: a value nested thousands deep, which
+ * JSON.stringify (recursive) cannot write and fast-check cannot print. A small object either way.
+ */
+export class RawJson {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+  toString(): string {
+    return `RawJson(${this.text.length} chars)`;
+  }
+}
+
+/** Marks where a RawJson goes in JSON.stringify's output, which then splices its text in. */
+const RAW_MARK = '\u0001raw-json:';
+
 /** The request body as sent, or undefined. */
 export function bodyText(body: BodyPart): string | undefined {
   if (body.kind === 'none') return undefined;
-  return body.kind === 'text' ? body.text : JSON.stringify(body.value);
+  if (body.kind === 'text') return body.text;
+  const raws: RawJson[] = [];
+  const json = JSON.stringify(body.value, (_key, value: unknown) =>
+    value instanceof RawJson ? `${RAW_MARK}${raws.push(value) - 1}` : value,
+  );
+  return raws.length === 0
+    ? json
+    : json.replace(/"\\u0001raw-json:(\d+)"/g, (_mark, i: string) => raws[Number(i)]!.text);
 }
 
 /** Shortens long runs (`aaaa…` → `«a×10000»`) and long texts, for failure messages. */

@@ -157,8 +157,16 @@ function recordPools(venues: Venues, r: Records, slotStarts: string[]): Pools {
       ...slotStarts,
       ...slotStarts.slice(0, 8).map((s) => withOffset(new Date(s), 330)),
       ...slotStarts.slice(8, 12).map((s) => withOffset(new Date(s), -300)),
+      // Off the grid, from the court's first start of a day: after the day before closed, before
+      // it opens, between two starts, after it closes.
+      ...[-7 * 60, -5 * 60, 30, 17 * 60].map((minutes) => shifted(venues.court[0]!, minutes)),
     ],
   };
+}
+
+/** `start` moved by `minutes`, in UTC. */
+function shifted(start: string, minutes: number): string {
+  return new Date(new Date(start).getTime() + minutes * 60_000).toISOString();
 }
 
 /** Pools of plain values: durations, keys, phones, names, references, URLs, limits. */
