@@ -733,6 +733,7 @@ AS $function$
           join venue_grants g on g.venue_id = e.venue_id
           join webhook_subscriptions s on s.partner_id = g.partner_id
          where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
+           and venue_authorized(g.partner_id, e.venue_id)
         on conflict (event_id, subscription_id) do nothing
         returning id, next_attempt_id
       loop
@@ -778,6 +779,16 @@ AS $function$
     end
     $function$;
 
+CREATE OR REPLACE FUNCTION public.record_booking_event(r bookings, p_type text, p_trace text)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      if p_trace is not null then perform set_config('booking.trace', p_trace, true); end if;
+      return record_booking_event(r, p_type);
+    end
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.record_hold_event(h holds, p_type text)
  RETURNS uuid
  LANGUAGE plpgsql
@@ -790,6 +801,16 @@ AS $function$
         returning id into v_id;
       perform publish_event(v_id);
       return v_id;
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.record_hold_event(r holds, p_type text, p_trace text)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      if p_trace is not null then perform set_config('booking.trace', p_trace, true); end if;
+      return record_hold_event(r, p_type);
     end
     $function$;
 

@@ -10,10 +10,11 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { holdSlot, makeBookingWorld, releaseHold } from './helpers/booking.ts';
+import { randomUUID } from 'node:crypto';
+import { gridSlots, holdSlot, makeBookingWorld, releaseHold } from './helpers/booking.ts';
 import { useTestDatabase } from './helpers/database.ts';
 import { makePartner } from './helpers/factories.ts';
-import type { TestServer } from './helpers/http.ts';
+import { call, type TestServer } from './helpers/http.ts';
 import { startProcess, type Started } from './helpers/processes.ts';
 import { waitFor } from './helpers/wait.ts';
 import { startReceiver, subscribe } from './helpers/webhooks.ts';
@@ -247,14 +248,22 @@ interface ExportedSpan {
 }
 
 /** An OTLP/HTTP collector for http/json: every span exported to it, in memory. */
-async function startCollector(): Promise<{ url: string; spans: ExportedSpan[]; server: Server }> {
+async function startCollector(): Promise<{
+  url: string;
+  spans: ExportedSpan[];
+  /** Every export request's body as sent, for what must appear nowhere. */
+  bodies: string[];
+  server: Server;
+}> {
   const spans: ExportedSpan[] = [];
+  const bodies: string[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       if (req.url === '/v1/traces') {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpTraces;
+        bodies.push(Buffer.concat(chunks).toString('utf8'));
+        const body = JSON.parse(bodies.at(-1)!) as OtlpTraces;
         for (const resource of body.resourceSpans ?? []) {
           const service = attributes(resource.resource?.attributes)['service.name'] as string;
           for (const scope of resource.scopeSpans ?? []) {
@@ -277,7 +286,7 @@ async function startCollector(): Promise<{ url: string; spans: ExportedSpan[]; s
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, server };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, bodies, server };
 }
 
 interface OtlpAttribute {
@@ -377,5 +386,127 @@ test.serial(
     // The worker logs the request that caused the job.
     const attemptLine = await worker.logLine('webhook attempt');
     t.is(attemptLine.request_id, held.response.headers.get('x-request-id'));
+  },
+);
+
+test.serial(
+  "every event's deliveries continue the trace of the request that recorded it; no client trace comes in or goes out; no customer data is exported",
+  async (t) => {
+    const { db } = database();
+    const world = await makeBookingWorld(db);
+    const brief = await makeBookingWorld(db, { holdSeconds: 2 });
+    await db('venue_grants').insert({ partner_id: world.partnerId, venue_id: brief.venueId });
+    const collector = await startCollector();
+    t.teardown(() => new Promise<void>((resolve) => collector.server.close(() => resolve())));
+    const otel = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    };
+    const web = start(t, 'api/main.ts', otel);
+    const worker = start(t, 'workers/main.ts', otel);
+    const server = asServer((await web.logLine('web listening')).port as number);
+    await worker.logLine('workers started');
+    let secret = '';
+    const receiver = await startReceiver(() => secret);
+    t.teardown(() => receiver.close());
+    secret = (await subscribe(server, world.apiKey, receiver.url)).secret;
+
+    // Every request carries a client's trace context, unsampled, with state and baggage.
+    const clientTraceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const clientTrace = {
+      traceparent: `00-${clientTraceId}-00f067aa0ba902b7-00`,
+      tracestate: 'client=secret-state',
+      baggage: 'customer=9812345678',
+    };
+    const send = async (method: string, path: string, body?: Record<string, unknown>) => {
+      const res = await call(server, method, `/api/v1${path}`, {
+        key: world.apiKey,
+        headers: clientTrace,
+        ...(method === 'POST' && { body: { idempotency_key: randomUUID(), ...body } }),
+      });
+      t.true(res.status < 300, `${method} ${path}: ${res.status} ${res.text}`);
+      return res;
+    };
+    const slots = await gridSlots(db, world.venueId, world.court);
+    const holdAt = (venueId: string, resource: string, start: Date) =>
+      send('POST', '/bookings/hold', {
+        venue_id: venueId,
+        resource_id: resource,
+        slot_start: start.toISOString(),
+        slot_duration_minutes: 60,
+        customer_phone: '9812345678',
+      });
+    const customer = { payment_reference: 'pay-1', customer_name: 'Asha Rao', customer_phone: '9812345678' };
+    // The request that recorded each event, by the event's type and hold.
+    const cause = new Map<string, string>();
+    const caused = (type: string, holdId: string, res: { headers: Headers }) =>
+      cause.set(`${type}/${holdId}`, res.headers.get('x-request-id')!);
+
+    const released = await holdAt(world.venueId, world.court, slots[0]!.slot_start);
+    const releasedId = released.body.hold_id as string;
+    caused('hold_created', releasedId, released);
+    caused('hold_cancelled', releasedId, await send('POST', `/partner/holds/${releasedId}/cancel`));
+    const booked = await holdAt(world.venueId, world.court, slots[1]!.slot_start);
+    const bookedId = booked.body.hold_id as string;
+    caused('hold_created', bookedId, booked);
+    const confirmed = await send('POST', '/bookings/confirm', { hold_id: bookedId, ...customer });
+    caused('booking_created', bookedId, confirmed);
+    const bookingId = confirmed.body.booking_id as string;
+    caused('booking_cancelled', bookedId, await send('POST', `/bookings/${bookingId}/cancel`));
+    caused('booking_refunded', bookedId, await send('POST', `/bookings/${bookingId}/refund`));
+    // A hold left to expire: hold_expired continues the trace of the request that made the hold.
+    const briefSlot = (await gridSlots(db, brief.venueId, brief.court))[0]!;
+    const expiring = await holdAt(brief.venueId, brief.court, briefSlot.slot_start);
+    const expiringId = expiring.body.hold_id as string;
+    caused('hold_created', expiringId, expiring);
+    caused('hold_expired', expiringId, expiring);
+    await send('GET', '/bookings?customer_phone=9812345678&customer_name=Asha%20Rao');
+    await send('GET', '/bookings?customer_phone=%2B919812345678&customer_name=Asha+Rao');
+
+    await waitFor(() => receiver.received.length === cause.size, { timeout: 20_000 });
+
+    for (const delivery of receiver.received) {
+      const event = delivery.event!;
+      const requestId = cause.get(`${event.event_type}/${event.hold_id}`);
+      t.truthy(requestId, `a delivery of ${event.event_type} nobody caused`);
+      for (const header of ['traceparent', 'tracestate', 'baggage']) {
+        t.is(delivery.headers[header], undefined, `${event.event_type} delivered with ${header}`);
+      }
+      const requestSpan = await found(() =>
+        collector.spans.find((s) => s.kind === 2 && s.attributes['booking.request_id'] === requestId),
+      );
+      t.truthy(requestSpan.attributes['http.route'], 'the server span names its route');
+      const attemptSpan = await found(() =>
+        collector.spans.find(
+          (s) => s.attributes['webhook.delivery_id'] === delivery.headers['x-delivery-id'],
+        ),
+      );
+      t.is(
+        attemptSpan.traceId,
+        requestSpan.traceId,
+        `${event.event_type}: the attempt continues the request's trace`,
+      );
+      const fanout = collector.spans.filter(
+        (s) => s.traceId === requestSpan.traceId && s.service === 'partner-booking-worker',
+      );
+      t.true(fanout.length > 0, `${event.event_type}: worker spans in the request's trace`);
+    }
+    // Requests sent unsampled were exported all the same, each in a trace of its own.
+    await found(() => (collector.spans.filter((s) => s.kind === 2).length >= 9 ? true : undefined));
+    t.false(
+      collector.spans.some((s) => s.traceId === clientTraceId),
+      "a span carries the client's trace id",
+    );
+    const exported = collector.bodies.join('\n');
+    for (const secretValue of ['9812345678', 'Asha', 'secret-state', clientTraceId]) {
+      t.false(exported.includes(secretValue), `${secretValue} was exported`);
+    }
+    // The query string is there, its values redacted.
+    t.true(
+      collector.spans.some(
+        (s) => s.attributes['url.query'] === 'customer_phone=REDACTED&customer_name=REDACTED',
+      ),
+    );
   },
 );

@@ -11,8 +11,18 @@
  * webhook attempts (undici). `pg` and `node:http` are patched as CommonJS is (require hooks); Koa
  * is imported as an ES module, which only an ESM loader hook can patch: import-in-the-middle's,
  * registered for `koa` alone so that no other module is wrapped.
+ *
+ * What crosses the service's edges (CONTRACT.md, "Traces"): nothing of a client's trace context is
+ * taken in, and nothing of ours is sent out. The global propagator is a no-op, so an incoming
+ * request's `traceparent`, `tracestate` and `baggage` are never read (every request starts a new
+ * trace, sampled by our sampler, not by the client's flag) and no webhook POST carries a trace
+ * header to a partner. Jobs carry their trace in their payloads through tracing.ts, which writes and
+ * reads the W3C `traceparent` itself. Query strings are exported with every value redacted, since
+ * they carry customers' phones and names (`GET /bookings?customer_phone=…`).
  */
+import type { IncomingMessage } from 'node:http';
 import { register } from 'node:module';
+import type { Span, TextMapPropagator } from '@opentelemetry/api';
 import { basename, dirname } from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 
@@ -40,12 +50,16 @@ async function startTracing(config: Config): Promise<void> {
     import('@opentelemetry/instrumentation-undici'),
   ]);
   const sdk = new NodeSDK({
+    textMapPropagator: NO_PROPAGATION,
     // OTEL_SERVICE_NAME when set (the SDK would let a resource given here win over it).
     serviceName: config.tracingServiceName ?? defaultServiceName(process.argv[1]),
     instrumentations: [
       new HttpInstrumentation({
         // The metrics listener's scrapes and probes are not the service's traffic.
         ignoreIncomingRequestHook: (req) => /^\/(metrics|health\/(live|ready))$/.test(req.url ?? ''),
+        requestHook: (span, request) => {
+          if (!('setHeader' in request)) redactQuery(span, request);
+        },
       }),
       new KoaInstrumentation(),
       new PgInstrumentation({ requireParentSpan: true }),
@@ -55,6 +69,21 @@ async function startTracing(config: Config): Promise<void> {
   sdk.start();
   // A graceful stop (shutdown.ts) sends the spans still buffered before the process exits.
   globalThis.__bookingTracing = sdk;
+}
+
+/** Reads no trace context from a carrier and writes none into one (see the module comment). */
+const NO_PROPAGATION: TextMapPropagator = {
+  inject: () => undefined,
+  extract: (context) => context,
+  fields: () => [],
+};
+
+/** What a server span shows of a request's query: its parameters' names, each value redacted. */
+function redactQuery(span: Span, request: IncomingMessage): void {
+  const search = (request.url ?? '').split('?')[1];
+  if (search === undefined) return;
+  const names = [...new URLSearchParams(search).keys()];
+  span.setAttribute('url.query', names.map((name) => `${encodeURIComponent(name)}=REDACTED`).join('&'));
 }
 
 let config;

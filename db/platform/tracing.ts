@@ -16,16 +16,23 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   context,
-  propagation,
+  isSpanContextValid,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Attributes,
+  type Context,
 } from '@opentelemetry/api';
+import { getRPCMetadata, RPCType } from '@opentelemetry/core';
 import { z } from 'zod';
 
-/** What a job payload carries of the request (or job) that sent it. */
+/**
+ * What a job payload carries of the request (or job) that sent it: our own trace context (never a
+ * client's: tracing-preload.ts) and the request id. `tracestate`, which jobs queued by an earlier
+ * release may carry, is read and ignored.
+ */
 export const JobTrace = z.object({
   traceparent: z.string().max(256).optional(),
   tracestate: z.string().max(512).optional(),
@@ -42,15 +49,37 @@ export function withRequestId<T>(requestId: string, fn: () => T): T {
 
 /** The trace of the current request or job, for a job it sends; undefined when there is none. */
 export function jobTrace(): JobTrace | undefined {
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  const traceparent = traceparentOf(context.active());
   const requestId = requestScope.getStore()?.requestId;
   const found: JobTrace = {
-    ...(carrier.traceparent && { traceparent: carrier.traceparent }),
-    ...(carrier.tracestate && { tracestate: carrier.tracestate }),
+    ...(traceparent && { traceparent }),
     ...(requestId && { request_id: requestId }),
   };
   return Object.keys(found).length ? found : undefined;
+}
+
+/**
+ * The W3C `traceparent` of the span active in `ctx`, or undefined. Written here rather than through
+ * the global propagator, which is a no-op so that nothing of a trace crosses the service's edges.
+ */
+function traceparentOf(ctx: Context): string | undefined {
+  const span = trace.getSpanContext(ctx);
+  if (!span || !isSpanContextValid(span)) return undefined;
+  const flags = (span.traceFlags & TraceFlags.SAMPLED).toString(16).padStart(2, '0');
+  return `00-${span.traceId}-${span.spanId}-${flags}`;
+}
+
+/** A context whose parent is the span a `traceparent` names (version 00), or the root one. */
+function contextOf(traceparent: string | undefined): Context {
+  const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(traceparent ?? '');
+  if (!match) return ROOT_CONTEXT;
+  const parent = {
+    traceId: match[1]!,
+    spanId: match[2]!,
+    traceFlags: parseInt(match[3]!, 16),
+    isRemote: true,
+  };
+  return isSpanContextValid(parent) ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
 }
 
 /** `jobTrace()` as the text of the `booking.trace` setting SQL's `job_trace()` reads, or null. */
@@ -73,10 +102,7 @@ export async function inJobSpan<T>(
 ): Promise<T> {
   const carried = JobTrace.safeParse((payload as { trace?: unknown } | null)?.trace);
   const sent = carried.success ? carried.data : {};
-  const parent = propagation.extract(ROOT_CONTEXT, {
-    ...(sent.traceparent && { traceparent: sent.traceparent }),
-    ...(sent.tracestate && { tracestate: sent.tracestate }),
-  });
+  const parent = contextOf(sent.traceparent);
   const run = () =>
     tracer().startActiveSpan(
       `job ${kind}`,
@@ -104,10 +130,31 @@ export function setSpanAttribute(name: string, value: string | number | boolean)
   trace.getActiveSpan()?.setAttribute(name, value);
 }
 
-/** Names the request's server span after its route template and sets `http.route`. */
+/**
+ * The server span of the request in scope, or undefined. Not the active span: inside Koa's
+ * middleware that is the middleware's own span (instrumentation-koa); the HTTP instrumentation keeps
+ * its server span in the context's RPC metadata.
+ */
+function serverSpan() {
+  const metadata = getRPCMetadata(context.active());
+  return metadata?.type === RPCType.HTTP ? metadata : undefined;
+}
+
+/** Sets an attribute on the request's server span (its `booking.request_id`). */
+export function setServerSpanAttribute(name: string, value: string): void {
+  serverSpan()?.span?.setAttribute(name, value);
+}
+
+/**
+ * Names the request's server span after its route template and sets `http.route` to it, the
+ * template as the OpenAPI document writes it (`/api/v1/bookings/{bookingId}/cancel`). The HTTP
+ * instrumentation sets `http.route` from the RPC metadata when the response ends, where the Koa
+ * router had put its own spelling (`:bookingId`): ours goes there too.
+ */
 export function setSpanRoute(method: string, route: string): void {
-  const span = trace.getActiveSpan();
-  if (!span) return;
-  span.setAttribute('http.route', route);
-  span.updateName(`${method} ${route}`);
+  const metadata = serverSpan();
+  if (!metadata?.span) return;
+  metadata.route = route;
+  metadata.span.setAttribute('http.route', route);
+  metadata.span.updateName(`${method} ${route}`);
 }

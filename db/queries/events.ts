@@ -66,7 +66,8 @@ export interface EventPullFilters {
 }
 
 /**
- * Where an event stands in the pull's order, when it is one of the venues granted to the partner;
+ * Where an event stands in the pull's order, when it is of a venue the partner may see (granted and not
+ * archived: venue_authorized());
  * undefined otherwise (unknown, or not the partner's to see).
  */
 export async function pullPosition(
@@ -76,9 +77,8 @@ export async function pullPosition(
 ): Promise<{ tx: string; seq: string } | undefined> {
   const { rows } = await db.raw<{ rows: { tx: string; seq: string }[] }>(
     `select e.tx::text as tx, e.seq::text as seq from events e
-       join venue_grants g on g.venue_id = e.venue_id and g.partner_id = ?
-      where e.id = ?`,
-    [partnerId, eventId],
+      where e.id = ? and venue_authorized(?, e.venue_id)`,
+    [eventId, partnerId],
   );
   return rows[0];
 }
@@ -113,18 +113,17 @@ export async function pullEvents(
   const { rows } = await db.raw<{ rows: EventRow[] }>(
     `select e.id, e.event_type, e.venue_id, e.partner_id, e.hold_id, e.booking_id, e.slot_id,
             e.occurred_at, e.details
-       from venue_grants g
+       from authorized_venues(?) v
        cross join lateral (
          select * from events e
-          where e.venue_id = g.venue_id
+          where e.venue_id = v.id
             and e.tx < (select pg_snapshot_xmin(pg_current_snapshot()))
             ${conditions.map((c) => `and ${c}`).join(' ')}
           order by e.tx, e.seq
           limit ?) e
-      where g.partner_id = ?
       order by e.tx, e.seq
       limit ?`,
-    [...bindings, filters.limit, partnerId, filters.limit],
+    [partnerId, ...bindings, filters.limit, filters.limit],
   );
   return rows;
 }

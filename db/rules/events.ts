@@ -19,6 +19,7 @@
  * deliveries its subscribers were owed, each with its job.)
  */
 import type { Knex } from '../postgres/knex.ts';
+import { traceSetting } from '../platform/tracing.ts';
 import { publish } from '../queries/webhook-deliveries.ts';
 import type { BookingEventType, EventLog, HoldEventType } from '../queries/events.ts';
 
@@ -48,13 +49,18 @@ class TransactionEventLog implements EventLog {
   }
 
   async holdEvent(trx: Knex.Transaction, type: HoldEventType, holdId: string): Promise<string> {
-    return recordOne(trx, 'select record_hold_event(h, ?) as id from holds h where h.id = ?', type, holdId);
+    return recordOne(
+      trx,
+      'select record_hold_event(h, ?, ?) as id from holds h where h.id = ?',
+      type,
+      holdId,
+    );
   }
 
   async bookingEvent(trx: Knex.Transaction, type: BookingEventType, bookingId: string): Promise<string> {
     return recordOne(
       trx,
-      'select record_booking_event(b, ?) as id from bookings b where b.id = ?',
+      'select record_booking_event(b, ?, ?) as id from bookings b where b.id = ?',
       type,
       bookingId,
     );
@@ -68,9 +74,12 @@ class TransactionEventLog implements EventLog {
   }
 }
 
-/** Records and publishes the event of one row, in one statement; its id. */
+/**
+ * Records and publishes the event of one row, in one statement; its id. The trace of the request or
+ * job in scope goes with it, into the delivery jobs the statement queues (db/platform/tracing.ts).
+ */
 async function recordOne(trx: Knex.Transaction, sql: string, type: string, id: string): Promise<string> {
-  const { rows } = await trx.raw<{ rows: { id: string }[] }>(sql, [type, id]);
+  const { rows } = await trx.raw<{ rows: { id: string }[] }>(sql, [type, traceSetting(), id]);
   if (!rows[0]) throw new Error(`no row ${id} to record an event of`);
   return rows[0].id;
 }

@@ -12,6 +12,9 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import * as grants from '../../db/queries/venue-grants.ts';
+import * as venues from '../../db/queries/venues.ts';
+import { recordEvents } from '../../db/rules/events.ts';
+import { expireHoldIfDue } from '../../db/rules/hold-expiry.ts';
 import type { WebhookEvent } from '../../workers/webhook-signature.ts';
 import { startWorkers } from '../../workers/main.ts';
 import {
@@ -209,3 +212,42 @@ test.serial('no page skips an event whose transaction began earlier and commits 
     if (!early.isCompleted()) await early.rollback();
   }
 });
+
+test.serial(
+  'an archived venue: none of its events is pulled, and none recorded meanwhile is delivered',
+  async (t) => {
+    const { db } = database();
+    const w = await makeBookingWorld(db);
+    const watcher = await makePartner(db);
+    await grants.grant(db, watcher.partnerId, w.venueId);
+    const receiver = await startReceiver(() => '');
+    t.teardown(() => receiver.close());
+    const subscription = await subscribe(server(), watcher.apiKey, receiver.url);
+    await holdSlot(server(), w, { index: 0 });
+    const pending = await holdSlot(server(), w, { index: 1 });
+    const recorded = await db('events').where({ venue_id: w.venueId }).pluck('id');
+    await caughtUp(watcher.apiKey, recorded.length);
+    const lastSeen = (await pull(watcher.apiKey)).body.data.at(-1).event_id as string;
+
+    await venues.setStatus(db, w.venueId, 'archived');
+    for (const key of [watcher.apiKey, w.apiKey]) {
+      t.deepEqual((await pull(key)).body, { data: [], has_more: false }, 'none of its events, however old');
+    }
+    const after = await pull(watcher.apiKey, `?starting_after=${lastSeen}`);
+    t.is(after.status, 400, 'its events are no cursor either');
+    // The hold made before the venue was archived expires while it is: hold_expired is recorded, and
+    // goes to no subscription.
+    await makeOverdue(db, pending.holdId);
+    await db.transaction((trx) =>
+      recordEvents(trx, (events) => expireHoldIfDue(trx, database().boss, events, pending.holdId)),
+    );
+    const expired = await db('events').where({ hold_id: pending.holdId, event_type: 'hold_expired' }).first();
+    t.truthy(expired, 'the expiry is recorded');
+    t.deepEqual(await db('webhook_deliveries').where({ event_id: expired.id }).pluck('id'), []);
+    t.is(
+      (await db('webhook_deliveries').where({ subscription_id: subscription.id }).pluck('id')).length,
+      recorded.length,
+      'the deliveries of the events recorded while it was active, only',
+    );
+  },
+);

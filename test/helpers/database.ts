@@ -76,14 +76,19 @@ export function useTestDatabase<C>(test: TestFn<C>): DatabaseHandle {
   // Invariants of event publishing (db/rules/events.ts, publish_event()), checked on every file's
   // database: every event has a delivery for each subscription that was owed one (active, listing
   // its type, of a partner granted the venue, both in place before the event), and every delivery
-  // has its attempt's job.
+  // has its attempt's job. "Before" is 200 ms before: `created_at` is when the grant's or the
+  // subscription's transaction began, and one that began before the event's but committed after it
+  // (tests of a file run side by side) was rightly not seen. The events of a venue archived now are
+  // left out: one recorded while it was archived was owed nothing, and no history says which.
   test.after('every event has the deliveries its subscribers were owed, each with its job', async (t) => {
     const { db } = handle();
     const { rows: missing } = await db.raw<{ rows: { event_id: string; subscription_id: string }[] }>(
       `select e.id as event_id, s.id as subscription_id
          from events e
-         join venue_grants g on g.venue_id = e.venue_id and g.created_at < e.occurred_at
-         join webhook_subscriptions s on s.partner_id = g.partner_id and s.created_at < e.occurred_at
+         join venues v on v.id = e.venue_id and v.status <> 'archived'
+         join venue_grants g on g.venue_id = e.venue_id and g.created_at < e.occurred_at - interval '200 milliseconds'
+         join webhook_subscriptions s on s.partner_id = g.partner_id
+                                     and s.created_at < e.occurred_at - interval '200 milliseconds'
         where s.is_active and e.event_type = any (s.event_types)
           and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.subscription_id = s.id)`,
     );
