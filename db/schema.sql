@@ -92,13 +92,15 @@ CREATE TABLE events (
   details jsonb NOT NULL DEFAULT '{}'::jsonb,
   tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
   seq bigint GENERATED ALWAYS AS IDENTITY (START WITH 1 INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1) NOT NULL,
+  recorded_at timestamp with time zone DEFAULT clock_timestamp(),
   CONSTRAINT events_pkey PRIMARY KEY (id)
 );
 CREATE INDEX events_booking_idx ON public.events USING btree (booking_id);
 CREATE INDEX events_hold_idx ON public.events USING btree (hold_id);
 CREATE INDEX events_occurred_brin ON public.events USING brin (occurred_at);
-CREATE INDEX events_venue_occurred_idx ON public.events USING btree (venue_id, occurred_at);
 CREATE INDEX events_venue_position_idx ON public.events USING btree (venue_id, tx, seq);
+CREATE INDEX events_venue_type_occurred_idx ON public.events USING btree (venue_id, event_type, occurred_at) INCLUDE (recorded_at);
+CREATE INDEX events_venue_type_position_idx ON public.events USING btree (venue_id, event_type, tx, seq);
 
 CREATE TABLE holds (
   id uuid NOT NULL DEFAULT gen_random_uuid(),

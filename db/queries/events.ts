@@ -84,11 +84,17 @@ export async function pullPosition(
 }
 
 /**
- * The events of the venues granted to the partner, in the pull's order (transaction, then place
- * in it: migration 20261128000000), at most `limit`, after `after`. Only events of transactions
- * older than every transaction still running are served, so an event that commits later never
- * lands behind a cursor already handed out. Each venue is read from events_venue_position_idx (or
- * events_venue_occurred_idx for `since`), `limit` rows at most, and the venues' rows merged.
+ * The events of the venues the partner may see, in the pull's order (transaction, then place in it:
+ * migration 20261128000000), at most `limit`, after `after`. Only events of transactions older than
+ * every transaction still running are served, so an event that commits later never lands behind a
+ * cursor already handed out.
+ *
+ * A page costs what its rows cost, however long the history and however rare the types asked for:
+ * each venue (and each type asked for) is read from an index in the pull's order, `limit` rows at
+ * most, and the rows merged. `since` is read by time (migration 20261203000000): among the events
+ * at or after it, those whose transaction began after the first `limit` of them were recorded all
+ * sort after those `limit` (a transaction's id is taken after it begins), so the page lies among
+ * the events that began between `since` and the latest of those recordings.
  */
 export async function pullEvents(
   db: Knex,
@@ -96,34 +102,47 @@ export async function pullEvents(
   filters: EventPullFilters,
   after?: { tx: string; seq: string },
 ): Promise<EventRow[]> {
-  const conditions: string[] = [];
-  const bindings: (string | Date | string[])[] = [];
-  if (after) {
-    conditions.push('(e.tx, e.seq) > (?::xid8, ?::bigint)');
-    bindings.push(after.tx, after.seq);
-  }
+  const n = filters.limit;
+  const horizon = 'e.tx < (select pg_snapshot_xmin(pg_current_snapshot()))';
+  let perVenue: string;
+  let bindings: unknown[];
   if (filters.since) {
-    conditions.push('e.occurred_at >= ?');
-    bindings.push(filters.since);
-  }
-  if (filters.types) {
-    conditions.push('e.event_type = any (?)');
-    bindings.push([...filters.types]);
+    perVenue = `
+      select e.* from unnest(?::text[]) t(type)
+      cross join lateral (
+        select e.* from events e
+         where e.venue_id = v.id and e.event_type = t.type and e.occurred_at >= ? and ${horizon}
+           and e.occurred_at <= (
+             select coalesce(max(coalesce(f.recorded_at, 'infinity')), '-infinity')
+               from (select e.recorded_at from events e
+                      where e.venue_id = v.id and e.event_type = t.type and e.occurred_at >= ? and ${horizon}
+                      order by e.occurred_at limit ?) f)
+         order by e.tx, e.seq limit ?) e`;
+    bindings = [[...(filters.types ?? EVENT_TYPES)], filters.since, filters.since, n, n];
+  } else {
+    const position = after ? 'and (e.tx, e.seq) > (?::xid8, ?::bigint)' : '';
+    const from = after ? [after.tx, after.seq] : [];
+    if (filters.types) {
+      perVenue = `
+        select e.* from unnest(?::text[]) t(type)
+        cross join lateral (
+          select e.* from events e
+           where e.venue_id = v.id and e.event_type = t.type and ${horizon} ${position}
+           order by e.tx, e.seq limit ?) e`;
+      bindings = [[...filters.types], ...from, n];
+    } else {
+      perVenue = `select e.* from events e where e.venue_id = v.id and ${horizon} ${position}`;
+      bindings = from;
+    }
   }
   const { rows } = await db.raw<{ rows: EventRow[] }>(
     `select e.id, e.event_type, e.venue_id, e.partner_id, e.hold_id, e.booking_id, e.slot_id,
             e.occurred_at, e.details
        from authorized_venues(?) v
-       cross join lateral (
-         select * from events e
-          where e.venue_id = v.id
-            and e.tx < (select pg_snapshot_xmin(pg_current_snapshot()))
-            ${conditions.map((c) => `and ${c}`).join(' ')}
-          order by e.tx, e.seq
-          limit ?) e
+       cross join lateral (${perVenue} order by e.tx, e.seq limit ?) e
       order by e.tx, e.seq
       limit ?`,
-    [partnerId, ...bindings, filters.limit, filters.limit],
+    [partnerId, ...bindings, n, n] as Knex.RawBinding[],
   );
   return rows;
 }
