@@ -10,7 +10,7 @@
  */
 import Router from '@koa/router';
 import Koa from 'koa';
-import type { AppDeps, AppMiddleware, AppState } from './context.ts';
+import type { AppContext, AppDeps, AppMiddleware, AppState } from './context.ts';
 import { InvalidFieldError, RouteNotFoundError, UnauthenticatedError } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errors } from './middleware/errors.ts';
@@ -72,9 +72,38 @@ function handle(route: Route, deps: AppDeps): AppMiddleware {
     if (result.headers) ctx.set(result.headers);
     if (result.body instanceof TypedBytes) {
       ctx.type = result.body.mediaType;
-      ctx.body = result.body.bytes;
+      ctx.body = encoded(ctx, result.body);
     } else if (result.body !== undefined) ctx.body = result.body;
   };
+}
+
+/**
+ * A body's bytes in the encoding the client rates highest among those it was compressed in (Brotli
+ * on a tie: it is the smaller), or as they are when it accepts neither.
+ */
+function encoded(ctx: AppContext, body: TypedBytes): Buffer {
+  if (!body.compressed) return body.bytes;
+  ctx.vary('Accept-Encoding');
+  const accepted = ctx.get('accept-encoding');
+  const br = quality(accepted, 'br');
+  const gzip = quality(accepted, 'gzip');
+  if (br === 0 && gzip === 0) return body.bytes;
+  const encoding = br >= gzip ? 'br' : 'gzip';
+  ctx.set('Content-Encoding', encoding);
+  return body.compressed[encoding];
+}
+
+/** The q-value `header` (Accept-Encoding) gives `coding`, or its `*`'s; 0 when neither is listed. */
+function quality(header: string, coding: string): number {
+  let star = 0;
+  for (const item of header.split(',')) {
+    const [name = '', ...params] = item.trim().toLowerCase().split(';');
+    const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    const value = q === undefined ? 1 : Math.min(Number(q) || 0, 1);
+    if (name.trim() === coding) return value;
+    if (name.trim() === '*') star = value;
+  }
+  return star;
 }
 
 function notFound(deps: AppDeps, metrics: Metrics): AppMiddleware {

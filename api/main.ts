@@ -10,7 +10,7 @@ import { Metrics, unserved } from '../db/platform/metrics.ts';
 import { serveMetricsIfAsked, type ReadinessCheck } from '../db/platform/metrics-server.ts';
 import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
 import { watchPools } from '../db/postgres/pool-gauges.ts';
-import { unreadyReason } from '../db/postgres/readiness.ts';
+import { readiness } from '../db/postgres/readiness.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { buildApp } from './app.ts';
 import { closeGracefully, listen } from './server.ts';
@@ -58,7 +58,7 @@ export async function startWeb(
   const boss = createBoss(databaseUrl, 'web', log);
   await boss.start();
   const unwatchPools = watchPools(metrics, db, boss);
-  probes?.setReadiness(() => unreadyReason(db));
+  probes?.setReadiness(() => readiness(db));
   const app = buildApp({ db, boss, config, log, metrics });
   const server = await listen(app, config.port, '0.0.0.0');
   const address = server.address();

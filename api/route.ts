@@ -3,6 +3,7 @@
  * domain errors it can answer once; `api/app.ts` builds the Koa route from it (validation with
  * the same schemas) and `api/openapi.ts` builds the OpenAPI document from it.
  */
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import type { z } from 'zod';
 import type { AppDeps } from './context.ts';
 import type { DomainErrorClass } from './errors.ts';
@@ -48,10 +49,33 @@ export interface RouteResult {
 export class TypedBytes {
   readonly mediaType: string;
   readonly bytes: Buffer;
+  /**
+   * The same bytes compressed, for a body that never changes (`precompressed()`): the app sends
+   * whichever the client accepts. Dynamic bodies have none, and go as they are.
+   */
+  compressed?: { br: Buffer; gzip: Buffer };
   constructor(mediaType: string, bytes: Buffer) {
     this.mediaType = mediaType;
     this.bytes = bytes;
   }
+}
+
+/**
+ * `body` with its Brotli and gzip forms made once, now: for the large bodies that never change (the
+ * OpenAPI document, the reference page's script and stylesheet), so that serving them compressed
+ * costs nothing per request. Never for streams, which must reach the client as they are written.
+ */
+export function precompressed<B extends TypedBytes>(body: B): B {
+  body.compressed = {
+    br: brotliCompressSync(body.bytes, {
+      params: {
+        [zlibConstants.BROTLI_PARAM_QUALITY]: 11,
+        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.bytes.length,
+      },
+    }),
+    gzip: gzipSync(body.bytes, { level: 9 }),
+  };
+  return body;
 }
 
 /**

@@ -101,6 +101,7 @@ test.serial(
       'db_pool_connections',
       'queue_jobs',
       'queue_oldest_job_age_seconds',
+      'db_oldest_transaction_age_seconds',
       'webhook_delivery_attempts_total',
       'webhook_dead_letters_total',
       'webhook_delivery_duration_seconds',
@@ -184,6 +185,18 @@ test.serial(
     t.is(value('queue_jobs', { queue: 'webhook.deliver', state: 'active' }), 0);
     t.is(value('queue_oldest_job_age_seconds', { queue: 'webhook.deliver' }), 0);
     t.is(value('queue_jobs', { queue: 'hold.expire', state: 'queued' }), 0);
+
+    // A transaction left open after a write holds back the missed-event pull: the gauge shows its age.
+    const open = await db.transaction();
+    try {
+      await open.raw('select pg_current_xact_id()');
+      await waitFor(async () => {
+        const { samples } = parseMetrics((await scrape(workerMetrics)).text);
+        return (samples.find((s) => s.name === 'db_oldest_transaction_age_seconds')?.value ?? 0) >= 1;
+      });
+    } finally {
+      await open.rollback();
+    }
 
     // Probes on the metrics port, for both processes.
     for (const port of [webMetrics, workerMetrics]) {

@@ -14,12 +14,12 @@ import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
 import { handlers } from './registry.ts';
 import { expiryOf, WEBHOOK_DELIVER } from '../db/jobs/kinds.ts';
-import { sampleQueues } from '../db/jobs/queue-stats.ts';
+import { oldestTransactionAge, sampleQueues } from '../db/jobs/queue-stats.ts';
 import { Metrics, unserved } from '../db/platform/metrics.ts';
 import { serveMetricsIfAsked, type ReadinessCheck } from '../db/platform/metrics-server.ts';
 import { inJobSpan } from '../db/platform/tracing.ts';
 import { watchPools } from '../db/postgres/pool-gauges.ts';
-import { unreadyReason } from '../db/postgres/readiness.ts';
+import { readiness } from '../db/postgres/readiness.ts';
 
 /** How long active jobs get to finish after SIGTERM. */
 const STOP_TIMEOUT_MS = 30_000;
@@ -69,7 +69,8 @@ export async function startWorkers(
   await boss.start();
   const unwatchPools = watchPools(metrics, db, boss);
   metrics.watchQueues(() => sampleQueues(boss, db));
-  probes?.setReadiness(() => unreadyReason(db));
+  metrics.watchHorizon(() => oldestTransactionAge(db));
+  probes?.setReadiness(() => readiness(db));
   const deps: JobDeps = { db, boss, config, log, metrics, ...(lookup && { lookup }) };
   for (const handler of run) {
     await boss.work(

@@ -30,9 +30,13 @@ import { ipLiteralHost, isNonPublicAddress } from '../db/rules/webhook-targets.t
 /** The most response body read (and thrown away) before the connection is dropped. */
 const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
 
-/** The last_error of a target refused for its address: coarse, never the internal answer. */
-export const NON_PUBLIC_TARGET = 'the endpoint resolves to a non-public address';
-/** The last_error of a host name that does not resolve. */
+/**
+ * The last_error of a target refused for its address, and, where private targets are not allowed,
+ * of a host that does not resolve: one reason for both, so that a partner cannot tell which
+ * internal names exist (CONTRACT.md, "One refusal reason"). Coarse, never the address.
+ */
+export const NON_PUBLIC_TARGET = "the endpoint's host does not resolve to public addresses only";
+/** The last_error of a host name that does not resolve, where private targets are allowed (local). */
 export const UNRESOLVED_TARGET = "the endpoint's host does not resolve";
 
 /**
@@ -96,7 +100,9 @@ export async function postWebhook(
     if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode, error: null };
     return { ok: false, statusCode, error: `the endpoint answered ${statusCode}` };
   } catch (err) {
-    return { ok: false, statusCode: null, error: describeFailure(err, signal, options.timeoutMs) };
+    const error = describeFailure(err, signal, options.timeoutMs);
+    const told = error === UNRESOLVED_TARGET && !options.allowPrivate ? NON_PUBLIC_TARGET : error;
+    return { ok: false, statusCode: null, error: told };
   } finally {
     await agent.destroy().catch(() => undefined);
   }

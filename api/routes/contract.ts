@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../openapi.ts';
-import { defineRoute, type Route } from '../route.ts';
+import { defineRoute, JsonBytes, precompressed, type Route } from '../route.ts';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -13,7 +13,7 @@ const OpenApiDocument = z
 
 /** The contract routes; `allRoutes` is read once, on the first request, to build the document. */
 export function contractRoutes(allRoutes: () => readonly Route[]): Route[] {
-  let document: Record<string, unknown> | undefined;
+  let document: JsonBytes | undefined;
   return [
     defineRoute({
       method: 'GET',
@@ -26,7 +26,10 @@ export function contractRoutes(allRoutes: () => readonly Route[]): Route[] {
       auth: false,
       responses: { 200: { description: 'The OpenAPI 3.0.3 document.', schema: OpenApiDocument } },
       handler() {
-        document ??= buildOpenApiDocument(allRoutes(), version);
+        // Built, written and compressed once: it is the same for every request.
+        document ??= precompressed(
+          new JsonBytes(Buffer.from(JSON.stringify(buildOpenApiDocument(allRoutes(), version)))),
+        );
         return Promise.resolve({ status: 200, body: document });
       },
     }),

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { z } from 'zod';
-import { defineRoute, TypedBytes } from '../route.ts';
+import { defineRoute, precompressed, TypedBytes } from '../route.ts';
 
 const dist = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -48,15 +48,19 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-const cache = new Map<AssetName, Buffer>();
-function asset(name: AssetName): Buffer {
-  let bytes = cache.get(name);
-  if (!bytes) {
-    bytes = readFileSync(path.join(dist, name));
-    cache.set(name, bytes);
+/** An asset as its response body, read (and, but for the icon, compressed) on first use. */
+const cache = new Map<AssetName, TypedBytes>();
+function asset(name: AssetName): TypedBytes {
+  let body = cache.get(name);
+  if (!body) {
+    body = new TypedBytes(ASSETS[name], readFileSync(path.join(dist, name)));
+    if (!ASSETS[name].startsWith('image/')) precompressed(body);
+    cache.set(name, body);
   }
-  return bytes;
+  return body;
 }
+
+const page = precompressed(new TypedBytes('text/html; charset=utf-8', Buffer.from(PAGE)));
 
 const tag = 'Contract and health';
 
@@ -78,7 +82,7 @@ export const docsRoutes = [
     handler() {
       return Promise.resolve({
         status: 200,
-        body: new TypedBytes('text/html; charset=utf-8', Buffer.from(PAGE)),
+        body: page,
         headers: { 'Cache-Control': 'no-cache' },
       });
     },
@@ -104,7 +108,7 @@ export const docsRoutes = [
     handler({ params }) {
       return Promise.resolve({
         status: 200,
-        body: new TypedBytes(ASSETS[params.asset], asset(params.asset)),
+        body: asset(params.asset),
         headers: { 'Cache-Control': 'public, max-age=86400' },
       });
     },

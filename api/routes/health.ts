@@ -5,7 +5,7 @@
  */
 import { readyAnswer } from '../../db/platform/metrics-server.ts';
 import { defineRoute } from '../route.ts';
-import { isDatabaseReachable, unreadyReason } from '../../db/postgres/readiness.ts';
+import { databaseReachable, readiness } from '../../db/postgres/readiness.ts';
 import { HealthResponse, LiveResponse, ReadyResponse } from './health.schemas.ts';
 
 const example = { status: 'ok', sandbox: true, timestamp: '2026-11-22T00:30:00.000Z' };
@@ -30,7 +30,7 @@ export const healthRoutes = [
       },
     },
     async handler(_input, { db, config }) {
-      const up = await isDatabaseReachable(db);
+      const up = await databaseReachable(db);
       const body: HealthResponse = {
         status: up ? 'ok' : 'unavailable',
         sandbox: config.sandbox,
@@ -73,7 +73,7 @@ export const healthRoutes = [
       },
     },
     async handler(_input, { db }) {
-      return readyAnswer(await unreadyReason(db));
+      return readyAnswer(await readiness(db));
     },
   }),
 ];

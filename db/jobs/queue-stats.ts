@@ -28,3 +28,18 @@ export async function sampleQueues(boss: PgBoss, db: Knex): Promise<QueueSample[
     oldestAgeSeconds: age.get(queue.name) ?? 0,
   }));
 }
+
+/**
+ * The age of the oldest transaction on the server that holds a transaction id, in seconds (0 when
+ * none). Event readers serve only what every such transaction began after has ended before (the
+ * snapshot's xmin: db/queries/events.ts), so one left open anywhere on the server holds back the
+ * missed-event pull for every partner. The database role sees other roles' transactions when it
+ * has pg_read_all_stats (or is a superuser).
+ */
+export async function oldestTransactionAge(db: Knex): Promise<number> {
+  const { rows } = await db.raw<{ rows: { age: number | null }[] }>(
+    `select extract(epoch from now() - min(xact_start))::float8 as age
+       from pg_stat_activity where backend_xid is not null`,
+  );
+  return Math.max(0, rows[0]?.age ?? 0);
+}

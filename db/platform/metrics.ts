@@ -45,6 +45,7 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly pools = new Set<PoolGauge>();
   private queueSampler: (() => Promise<QueueSample[]>) | undefined;
+  private horizonSampler: (() => Promise<number>) | undefined;
 
   readonly requests: Histogram<'method' | 'route' | 'status'>;
   readonly rateLimitRefusals: Counter;
@@ -131,6 +132,18 @@ export class Metrics {
         }
       },
     });
+    const horizon = () => this.horizonSampler?.().catch(() => undefined) ?? Promise.resolve(undefined);
+    new Gauge({
+      name: 'db_oldest_transaction_age_seconds',
+      help:
+        'Age of the oldest transaction on the PostgreSQL server that has written (holds a transaction id); ' +
+        'until it ends, GET /events lists nothing recorded after it began (0: none).',
+      registers: worker,
+      async collect() {
+        const age = await horizon();
+        if (age !== undefined) this.set(age);
+      },
+    });
     new Gauge({
       name: 'queue_oldest_job_age_seconds',
       help: 'Per pg-boss queue, how long its oldest queued job has been due (0: none waiting).',
@@ -143,6 +156,11 @@ export class Metrics {
         pending = undefined;
       },
     });
+  }
+
+  /** Where `db_oldest_transaction_age_seconds` reads its age at scrape time (the worker sets it). */
+  watchHorizon(sampler: () => Promise<number>): void {
+    this.horizonSampler = sampler;
   }
 
   /** Adds a pool to `db_pool_connections` (a process may hold several: knex's and pg-boss's). */

@@ -23,6 +23,38 @@ export async function isDatabaseReachable(db: Knex): Promise<boolean> {
   }
 }
 
+/**
+ * How long an answer of the probes stands. They are unauthenticated and cost queries (readiness
+ * three), so anyone could otherwise make the database work as fast as they can send; within this,
+ * every caller gets the same answer, and concurrent callers share the one check in flight.
+ */
+export const PROBE_ANSWER_MS = 1000;
+
+type Answers = Map<string, { at: number; answer: Promise<unknown> }>;
+const answers = new WeakMap<Knex, Answers>();
+
+/** `check(db)`'s answer, made at most once per PROBE_ANSWER_MS per pool and kind. */
+function cached<T>(db: Knex, kind: string, check: (db: Knex) => Promise<T>): Promise<T> {
+  let byKind = answers.get(db);
+  if (!byKind) answers.set(db, (byKind = new Map() as Answers));
+  const now = performance.now();
+  const hit = byKind.get(kind);
+  if (hit && now - hit.at < PROBE_ANSWER_MS) return hit.answer as Promise<T>;
+  const answer = check(db);
+  byKind.set(kind, { at: now, answer });
+  return answer;
+}
+
+/** Whether the database answers (isDatabaseReachable), as last checked within PROBE_ANSWER_MS. */
+export function databaseReachable(db: Knex): Promise<boolean> {
+  return cached(db, 'reachable', isDatabaseReachable);
+}
+
+/** Why this process cannot serve (unreadyReason), as last checked within PROBE_ANSWER_MS. */
+export function readiness(db: Knex): Promise<string | undefined> {
+  return cached(db, 'ready', unreadyReason);
+}
+
 /** Why this process cannot serve yet, or undefined when it can: the database, then the migrations. */
 export async function unreadyReason(db: Knex): Promise<string | undefined> {
   if (!(await isDatabaseReachable(db))) return 'the database does not answer';

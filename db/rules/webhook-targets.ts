@@ -87,9 +87,16 @@ export function ipLiteralHost(endpointUrl: string): string | undefined {
 }
 
 /**
- * Why a target is refused at subscribe time, or undefined when it may be called. `lookup` is
- * dns.lookup-compatible (tests inject their own resolver); a host it does not answer for within
- * `timeoutMs` does not resolve.
+ * The one reason a target is refused at subscribe time (CONTRACT.md, "One refusal reason"). A host
+ * that does not resolve and one that resolves to a private address get the same words, and neither
+ * names the host or the address: two reasons would tell a partner which internal names exist.
+ */
+export const REFUSED_TARGET = 'must name a host that resolves to public addresses only';
+
+/**
+ * Why a target is refused at subscribe time (REFUSED_TARGET), or undefined when it may be called.
+ * `lookup` is dns.lookup-compatible (tests inject their own resolver); a host it does not answer
+ * for within `timeoutMs` does not resolve.
  */
 export async function refuseTarget(
   endpointUrl: string,
@@ -103,10 +110,9 @@ export async function refuseTarget(
   try {
     addresses = isIP(host) ? [host] : await resolveAll(lookup, host, timeoutMs);
   } catch {
-    return `the host ${host} does not resolve`;
+    return REFUSED_TARGET;
   }
-  if (!addresses.length || addresses.some(isNonPublicAddress))
-    return `the host ${host} resolves to a non-public address`;
+  if (!addresses.length || addresses.some(isNonPublicAddress)) return REFUSED_TARGET;
   return undefined;
 }
 

@@ -5,10 +5,13 @@
  * REQUIRE_BROWSER_TEST=1; elsewhere, without a Chromium, the test is skipped and says so.
  */
 import test from 'ava';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import puppeteer from 'puppeteer-core';
 import { useTestDatabase } from '../helpers/database.ts';
-import { call, useTestServer } from '../helpers/http.ts';
+import { call, rawCall, useTestServer } from '../helpers/http.ts';
 
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
@@ -82,3 +85,52 @@ test('the page and its assets are served with their types; an unknown asset is a
   t.is(unknown.status, 400);
   t.is(unknown.body.error, 'VALIDATION_ERROR');
 });
+
+test('the document, the page and its script and stylesheet go compressed to a client that accepts it', async (t) => {
+  const targets = [
+    '/api/v1/openapi.json',
+    '/openapi.json',
+    '/docs',
+    '/docs-assets/swagger-ui-bundle.js',
+    '/docs-assets/swagger-ui.css',
+  ];
+  for (const target of targets) {
+    const plain = await rawCall(server(), { method: 'GET', target });
+    t.is(plain.status, 200, target);
+    t.is(plain.headers.get('content-encoding'), null, `${target}: as is, unasked`);
+    t.is(plain.headers.get('vary'), 'Accept-Encoding', target);
+    for (const [accept, encoding, decode] of [
+      ['gzip, deflate, br', 'br', brotliDecompressSync],
+      ['gzip', 'gzip', gunzipSync],
+      ['br;q=0.5, gzip;q=1', 'gzip', gunzipSync],
+    ] as const) {
+      const packed = await rawBytes(target, accept);
+      t.is(packed.headers.get('content-encoding'), encoding, `${target} for ${accept}`);
+      t.true(packed.body.length < plain.text.length, `${target}: smaller`);
+      t.is(decode(packed.body).toString('utf8'), plain.text, `${target}: the same bytes once decoded`);
+    }
+    t.is((await rawBytes(target, 'identity')).headers.get('content-encoding'), null);
+  }
+  // The icon is compressed already.
+  t.is((await rawBytes('/docs-assets/favicon-32x32.png', 'br')).headers.get('content-encoding'), null);
+});
+
+/** GET `target` with `Accept-Encoding: accept`, the body as the bytes that came. */
+async function rawBytes(target: string, accept: string) {
+  const { hostname, port } = new URL(server().url);
+  const socket = connect(Number(port), hostname);
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.write(
+    `GET ${target} HTTP/1.1\r\nHost: x\r\nAccept-Encoding: ${accept}\r\nConnection: close\r\n\r\n`,
+  );
+  await once(socket, 'close');
+  const raw = Buffer.concat(chunks);
+  const end = raw.indexOf('\r\n\r\n');
+  const headers = new Headers();
+  for (const line of raw.subarray(0, end).toString('latin1').split('\r\n').slice(1)) {
+    const colon = line.indexOf(':');
+    headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+  }
+  return { headers, body: raw.subarray(end + 4, end + 4 + Number(headers.get('content-length'))) };
+}

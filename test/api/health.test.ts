@@ -1,8 +1,10 @@
 import test from 'ava';
 import { createDb } from '../../db/postgres/knex.ts';
+import { PROBE_ANSWER_MS } from '../../db/postgres/readiness.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { call, startApp } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const database = useTestDatabase(test);
 
@@ -81,16 +83,37 @@ test('probes: /health/live answers without the database; /health/ready needs it 
     const [latest] = await db('knex_migrations').orderBy('id', 'desc').limit(1);
     await db('knex_migrations').where({ id: latest.id }).delete();
     try {
-      const behind = await call(up, 'GET', '/health/ready');
-      t.is(behind.status, 503);
+      // An answer stands for a second (PROBE_ANSWER_MS).
+      let behind = await call(up, 'GET', '/health/ready');
+      await waitFor(async () => (behind = await call(up, 'GET', '/health/ready')).status === 503);
       t.deepEqual(behind.body, { status: 'unavailable', reason: `migrations pending: ${latest.name}` });
     } finally {
       await db('knex_migrations').insert(latest);
     }
-    t.is((await call(up, 'GET', '/health/ready')).status, 200);
+    await waitFor(async () => (await call(up, 'GET', '/health/ready')).status === 200);
   } finally {
     await up.close();
     await down.close();
     await unreachable.destroy();
+  }
+});
+
+test('the probes check the database at most once a second, however often they are called', async (t) => {
+  const db = createDb(database().url, { poolMax: 2 });
+  let queries = 0;
+  db.on('query', () => queries++);
+  const server = await startApp(database(), { db });
+  try {
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => call(server, 'GET', i % 2 ? '/health/ready' : '/health')),
+    );
+    t.true(answers.every((a) => a.status === 200));
+    // Per second begun: one reachability check (one query) and one readiness check (three).
+    const seconds = Math.floor((performance.now() - started) / PROBE_ANSWER_MS) + 1;
+    t.true(queries <= 4 * seconds, `${queries} queries in ${seconds} s`);
+  } finally {
+    await server.close();
+    await db.destroy();
   }
 });

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { REFUSED_TARGET } from '../../db/rules/webhook-targets.ts';
 import { randomUUID } from 'node:crypto';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
@@ -113,8 +114,18 @@ test('endpoints resolving to private addresses are refused when private targets 
         body: { endpoint_url: url, event_types: ['hold_created'] },
       });
       t.is(res.status, 400, url);
-      t.regex(res.body.details[0].message, /non-public address|does not resolve/, url);
+      t.deepEqual(res.body.details, [{ field: 'endpoint_url', in: 'body', message: REFUSED_TARGET }], url);
     }
+    // A name that does not resolve gets the very same answer, naming neither host nor address.
+    const answers = [];
+    for (const url of ['https://no-such-host.invalid/x', 'https://127.0.0.1/x']) {
+      const res = await call(sandbox, 'POST', '/api/v1/partner/webhooks', {
+        key: apiKey,
+        body: { endpoint_url: url, event_types: ['hold_created'] },
+      });
+      answers.push([res.status, res.body.error, res.body.message, res.body.details]);
+    }
+    t.deepEqual(answers[0], answers[1]);
   } finally {
     await sandbox.close();
   }

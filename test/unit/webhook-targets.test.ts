@@ -5,7 +5,12 @@
  * an HTTP request, so it is bounded in time whatever the resolver does.
  */
 import test from 'ava';
-import { ipLiteralHost, isNonPublicAddress, refuseTarget } from '../../db/rules/webhook-targets.ts';
+import {
+  REFUSED_TARGET,
+  ipLiteralHost,
+  isNonPublicAddress,
+  refuseTarget,
+} from '../../db/rules/webhook-targets.ts';
 import { notFound, testResolver } from '../helpers/webhooks.ts';
 
 const NON_PUBLIC: Record<string, string[]> = {
@@ -94,9 +99,11 @@ test('the subscribe-time check refuses names with any non-public answer and name
     host === 'public.example' ? '93.184.216.34' : host === 'inside.example' ? '10.0.0.7' : notFound(host),
   );
   t.is(await refuseTarget('https://public.example/h', false, dns.lookup), undefined);
-  t.regex((await refuseTarget('https://inside.example/h', false, dns.lookup))!, /non-public address/);
-  t.regex((await refuseTarget('https://nowhere.example/h', false, dns.lookup))!, /does not resolve/);
-  t.regex((await refuseTarget('https://[::ffff:a9fe:a9fe]/h', false, dns.lookup))!, /non-public address/);
+  // One reason for a private answer and for no answer, naming neither the host nor the address.
+  t.is(await refuseTarget('https://inside.example/h', false, dns.lookup), REFUSED_TARGET);
+  t.is(await refuseTarget('https://nowhere.example/h', false, dns.lookup), REFUSED_TARGET);
+  t.is(await refuseTarget('https://[::ffff:a9fe:a9fe]/h', false, dns.lookup), REFUSED_TARGET);
+  t.notRegex(REFUSED_TARGET, /example|10\.0|a9fe/);
   t.is(
     await refuseTarget('https://inside.example/h', true, dns.lookup),
     undefined,
@@ -112,7 +119,7 @@ test('the subscribe-time check gives up on a resolver that never answers: the ho
     refuseTarget('https://hang.example/h', false, silent.lookup, boundMs),
     new Promise<string>((resolve) => setTimeout(resolve, 3000, 'still waiting after 3 s').unref()),
   ]);
-  t.regex(refusal!, /the host hang\.example does not resolve/);
+  t.is(refusal, REFUSED_TARGET);
   t.true(performance.now() - started < boundMs + 1500, 'within the bound, with a margin for a busy machine');
   t.is(silent.calls.length, 1);
 });

@@ -10,7 +10,7 @@ import { NON_PUBLIC_TARGET } from '../../workers/webhook-http.ts';
 import { MAX_ATTEMPTS } from '../../workers/webhook-deliver.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { call, useTestServer } from '../helpers/http.ts';
-import { deliveryFor, startReceiver, testResolver } from '../helpers/webhooks.ts';
+import { deliveryFor, notFound, startReceiver, testResolver } from '../helpers/webhooks.ts';
 
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
@@ -73,3 +73,18 @@ test.serial('one non-public address among several answers refuses the name, over
     t.like(await d.state(), { status: 'failed', last_status_code: null, last_error: NON_PUBLIC_TARGET }, url);
   }
 });
+
+test.serial(
+  'a name that stops resolving reads as a private one: last_error never tells them apart',
+  async (t) => {
+    const gone = testResolver((host) => (host === 'gone.example.test' ? notFound(host) : '10.0.0.7'));
+    const errors = [];
+    for (const url of ['https://gone.example.test/hooks', 'https://inside.example.test/hooks']) {
+      const d = await deliveryFor(database(), server(), url, { config: strict, lookup: gone.lookup });
+      await d.runScheduled();
+      errors.push((await d.state()).last_error);
+    }
+    t.deepEqual(errors, [NON_PUBLIC_TARGET, NON_PUBLIC_TARGET]);
+    t.notRegex(NON_PUBLIC_TARGET, /example|10\.0/);
+  },
+);
