@@ -14,7 +14,6 @@ import { readiness } from '../db/postgres/readiness.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { buildApp } from './app.ts';
 import { closeGracefully, listen } from './server.ts';
-import { expiryOf, WEBHOOK_DELIVER } from '../db/jobs/kinds.ts';
 
 /** How long in-flight requests get to finish after SIGTERM before their sockets are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -52,7 +51,6 @@ export async function startWeb(
     log,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     lockTimeoutMs: config.databaseLockTimeoutMs,
-    webhookDeliverExpirySeconds: expiryOf(WEBHOOK_DELIVER, config),
     poolMode: config.databasePoolMode,
   });
   const boss = createBoss(databaseUrl, 'web', log);

@@ -384,6 +384,7 @@ CREATE TABLE webhook_deliveries (
   last_attempt_at timestamp with time zone,
   delivered_at timestamp with time zone,
   next_attempt_id uuid,
+  trace text,
   CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id),
   CONSTRAINT webhook_deliveries_event_id_subscription_id_key UNIQUE (event_id, subscription_id),
   CONSTRAINT webhook_deliveries_event_id_fkey FOREIGN KEY (event_id) REFERENCES events(id),
@@ -391,6 +392,8 @@ CREATE TABLE webhook_deliveries (
   CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'failed'::text, 'delivered'::text, 'dead_letter'::text])))
 );
 CREATE INDEX webhook_deliveries_created_brin ON public.webhook_deliveries USING brin (created_at);
+CREATE INDEX webhook_deliveries_due_idx ON public.webhook_deliveries USING btree (next_attempt_at) WHERE (next_attempt_id IS NOT NULL);
+CREATE INDEX webhook_deliveries_in_flight_idx ON public.webhook_deliveries USING btree (last_attempt_at) WHERE ((status = 'pending'::text) AND (next_attempt_id IS NULL) AND (attempts > 0));
 CREATE INDEX webhook_deliveries_partner_status_idx ON public.webhook_deliveries USING btree (partner_id, status);
 
 CREATE TABLE webhook_subscriptions (
@@ -402,6 +405,7 @@ CREATE TABLE webhook_subscriptions (
   is_active boolean NOT NULL DEFAULT true,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  origin text GENERATED ALWAYS AS (lower("substring"(endpoint_url, '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*'::text))) STORED NOT NULL,
   CONSTRAINT webhook_subscriptions_pkey PRIMARY KEY (id),
   CONSTRAINT webhook_subscriptions_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id) ON DELETE CASCADE,
   CONSTRAINT webhook_subscriptions_event_types_check CHECK ((cardinality(event_types) > 0))
@@ -725,22 +729,18 @@ CREATE OR REPLACE FUNCTION public.publish_event(p_event_id uuid)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
-    declare
-      v_delivery record;
     begin
-      for v_delivery in
-        insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at)
-        select e.id, s.id, s.partner_id, gen_random_uuid(), now()
-          from events e
-          join venue_grants g on g.venue_id = e.venue_id
-          join webhook_subscriptions s on s.partner_id = g.partner_id
-         where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
-           and venue_authorized(g.partner_id, e.venue_id)
-        on conflict (event_id, subscription_id) do nothing
-        returning id, next_attempt_id
-      loop
-        perform queue_delivery_attempt(v_delivery.id, v_delivery.next_attempt_id);
-      end loop;
+      insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at, trace)
+      select e.id, s.id, s.partner_id, gen_random_uuid(), now(), nullif(current_setting('booking.trace', true), '')
+        from events e
+        join venue_grants g on g.venue_id = e.venue_id
+        join webhook_subscriptions s on s.partner_id = g.partner_id
+       where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
+         and venue_authorized(g.partner_id, e.venue_id)
+      on conflict (event_id, subscription_id) do nothing;
+      if found then
+        perform pg_notify('webhook_attempts_due', '');
+      end if;
     end
     $function$;
 
@@ -759,10 +759,8 @@ CREATE OR REPLACE FUNCTION public.queue_delivery_attempt(p_delivery_id uuid, p_a
  LANGUAGE plpgsql
 AS $function$
     begin
-      perform from send_job_webhook_deliver(
-        jsonb_build_object('delivery_id', p_delivery_id, 'attempt_id', p_attempt_id) || job_trace(),
-        null,
-        nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '')::integer);
+      -- The attempt is on the schedule already (its delivery names it, due now): wake the workers.
+      perform pg_notify('webhook_attempts_due', '');
     end
     $function$;
 
@@ -1265,114 +1263,6 @@ AS $function$
     ),
     notified AS (
       SELECT pg_notify(('pgboss_' || left(encode(sha224('pgboss'::bytea), 'hex'), 24)), 'waitlist.promote')
-      FROM ins WHERE start_after <= pgboss.job_now() LIMIT 1
-    )
-    SELECT id FROM ins WHERE (SELECT count(*) FROM notified) >= 0
-  ;
-    end
-    $function$;
-
-CREATE OR REPLACE FUNCTION public.send_job_webhook_deliver(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
- RETURNS SETOF uuid
- LANGUAGE plpgsql
-AS $function$
-    begin
-      return query 
-    WITH ins AS (
-      
-    INSERT INTO pgboss.job_common (
-      id,
-      name,
-      data,
-      priority,
-      start_after,
-      created_on,
-      singleton_key,
-      singleton_on,
-      group_id,
-      group_tier,
-      expire_seconds,
-      deletion_seconds,
-      keep_until,
-      retry_limit,
-      retry_delay,
-      retry_backoff,
-      retry_delay_max,
-      policy,
-      dead_letter,
-      heartbeat_seconds,
-      blocked,
-      blocking,
-      pending_dependencies
-    )
-    SELECT
-      COALESCE(id, gen_random_uuid()) as id,
-      'webhook.deliver' as name,
-      data,
-      COALESCE(priority, 0) as priority,
-      j.start_after,
-      pgboss.job_now() as created_on,
-      "singletonKey",
-      CASE
-        
-        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
-        ELSE NULL
-        END as singleton_on,
-      "groupId" as group_id,
-      "groupTier" as group_tier,
-      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
-      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
-      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
-      COALESCE("retryLimit", q.retry_limit) as retry_limit,
-      COALESCE("retryDelay", q.retry_delay) as retry_delay,
-      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
-      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
-      q.policy,
-      COALESCE("deadLetter", q.dead_letter) as dead_letter,
-      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
-      COALESCE(blocked, false) as blocked,
-      COALESCE(blocking, false) as blocking,
-      COALESCE("pendingDependencies", 0) as pending_dependencies
-    FROM (
-      SELECT *,
-        CASE
-          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
-          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
-          END as start_after
-      FROM json_to_recordset(json_build_array(json_build_object(
-      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
-      'expireInSeconds', coalesce(p_expire_seconds, null)))::text::json) as x (
-        id uuid,
-        priority integer,
-        data jsonb,
-        "startAfter" text,
-        "retryLimit" integer,
-        "retryDelay" integer,
-        "retryDelayMax" integer,
-        "retryBackoff" boolean,
-        "singletonKey" text,
-        "singletonSeconds" integer,
-        "singletonOffset" integer,
-        
-        "groupId" text,
-        "groupTier" text,
-        "expireInSeconds" integer,
-        "deleteAfterSeconds" integer,
-        "retentionSeconds" integer,
-        "deadLetter" text,
-        "heartbeatSeconds" integer,
-        blocked boolean,
-        blocking boolean,
-        "pendingDependencies" integer
-      )
-    ) j
-    JOIN pgboss.queue q ON q.name = 'webhook.deliver'
-    ON CONFLICT DO NOTHING
-    RETURNING id, start_after
-  
-    ),
-    notified AS (
-      SELECT pg_notify(('pgboss_' || left(encode(sha224('pgboss'::bytea), 'hex'), 24)), 'webhook.deliver')
       FROM ins WHERE start_after <= pgboss.job_now() LIMIT 1
     )
     SELECT id FROM ins WHERE (SELECT count(*) FROM notified) >= 0

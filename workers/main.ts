@@ -1,7 +1,9 @@
 /**
- * `npm run worker`: pg-boss workers only (Procfile `worker`). Registers every job in
- * `workers/registry.ts`. On SIGTERM it stops fetching, lets active jobs finish (pg-boss's graceful
- * stop), then closes its pool, so no job is lost or left half-done; anything cut off is retried.
+ * `npm run worker`: the workers only (Procfile `worker`). Registers every job in
+ * `workers/registry.ts` with pg-boss, and runs the webhook dispatcher, which claims delivery
+ * attempts from their own schedule (workers/webhook-dispatcher.ts). On SIGTERM it stops claiming and
+ * fetching, lets active attempts and jobs finish (pg-boss's graceful stop), then closes its pool,
+ * so no job is lost or left half-done; anything cut off is retried.
  */
 import type { LookupFunction } from 'node:net';
 import type { Job, JobResult } from 'pg-boss';
@@ -13,7 +15,7 @@ import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
 import { handlers } from './registry.ts';
-import { expiryOf, WEBHOOK_DELIVER } from '../db/jobs/kinds.ts';
+import { startDispatcher, type Dispatcher } from './webhook-dispatcher.ts';
 import { oldestTransactionAge, sampleQueues } from '../db/jobs/queue-stats.ts';
 import { Metrics, unserved } from '../db/platform/metrics.ts';
 import { serveMetricsIfAsked, type ReadinessCheck } from '../db/platform/metrics-server.ts';
@@ -35,6 +37,8 @@ export interface WorkerOptions {
   handlers?: readonly JobHandler[];
   /** The resolver webhook attempts dial through (default: db/platform/host-resolver.ts, off the thread pool). */
   lookup?: LookupFunction;
+  /** Whether to run the webhook dispatcher (default true); tests of one delivery run its attempts by hand. */
+  dispatch?: boolean;
   /** Abandons the wait for the database at start-up. */
   signal?: AbortSignal;
   /** The registry the workers record into (default: one nobody serves). */
@@ -48,7 +52,14 @@ export async function startWorkers(
   config: Config,
   databaseUrl: string,
   log: Logger,
-  { handlers: run = handlers, lookup, signal, metrics = unserved, probes }: WorkerOptions = {},
+  {
+    handlers: run = handlers,
+    lookup,
+    signal,
+    metrics = unserved,
+    probes,
+    dispatch = true,
+  }: WorkerOptions = {},
 ): Promise<Workers> {
   if (config.databasePoolMode === 'transaction') {
     // pg-boss LISTENs for new jobs and holds session state: a worker always runs in session mode.
@@ -63,7 +74,6 @@ export async function startWorkers(
     log,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     lockTimeoutMs: config.databaseLockTimeoutMs,
-    webhookDeliverExpirySeconds: expiryOf(WEBHOOK_DELIVER, config),
   });
   const boss = createBoss(databaseUrl, 'worker', log);
   await boss.start();
@@ -90,10 +100,13 @@ export async function startWorkers(
       (batch: Job<unknown>[]) => runBatch(handler, batch, deps),
     );
   }
-  log.info({ jobs: run.map((h) => h.kind.name) }, 'workers started');
+  const dispatcher: Dispatcher | undefined = dispatch
+    ? await startDispatcher({ db, config, log, metrics, lookup, databaseUrl })
+    : undefined;
+  log.info({ jobs: run.map((h) => h.kind.name), webhooks: dispatch }, 'workers started');
   return {
     async stop() {
-      await boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS });
+      await Promise.all([dispatcher?.stop(), boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS })]);
       await db.destroy();
       unwatchPools();
       log.info('workers stopped');

@@ -8,7 +8,6 @@ import { parseArgs } from 'node:util';
 import { loadConfigOrExit, requireDatabaseUrl } from '../platform/config.ts';
 import { startDatabaseUrl } from '../platform/embedded/announce.ts';
 import { createDb } from '../postgres/knex.ts';
-import { expiryOf, WEBHOOK_DELIVER } from '../jobs/kinds.ts';
 import { bookingRuleCommands } from './booking-rule-commands.ts';
 import { CommandError, type Command } from './command.ts';
 import { deliveryCommands } from './delivery-commands.ts';
@@ -85,7 +84,6 @@ async function main(): Promise<void> {
   const db = createDb(url, {
     poolMax: 1,
     applicationName: 'booking-ops',
-    webhookDeliverExpirySeconds: expiryOf(WEBHOOK_DELIVER, config),
     poolMode: config.databasePoolMode,
   });
   try {

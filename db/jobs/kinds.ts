@@ -75,37 +75,6 @@ export const WEBHOOK_FANOUT = {
 } satisfies JobKind;
 
 /**
- * webhook.deliver: one attempt of one delivery (workers/webhook-deliver.ts). A failed HTTP attempt
- * is not a job failure: the next attempt is a new job on the delivery's own schedule
- * (WEBHOOK_RETRY_DELAYS), at most `attempts` in all. A job does fail on purpose when its attempt is
- * in flight elsewhere; the backoff spaces its retries until that attempt ends or its lease passes.
- * The payload names the attempt (its id made when it was scheduled), so a duplicate, stale or
- * earlier-round job runs nothing; jobs queued before attempts had ids carry only delivery_id.
- */
-export const WEBHOOK_DELIVER = {
-  name: 'webhook.deliver',
-  payload: z.object({ delivery_id: z.guid(), attempt_id: z.guid().optional() }),
-  retry: PATIENT,
-  // The attempt's lease: a dead worker's job is retried once its attempt may be taken over.
-  expireInSeconds: (config: Config) => Math.ceil(attemptLeaseSeconds(config)),
-  notify: true,
-  /** Attempts per delivery, the spec's "5 in total". */
-  attempts: 5,
-} satisfies JobKind & { attempts: number };
-
-/**
- * How long past its HTTP deadline (WEBHOOK_TIMEOUT_MS) an attempt may still be recording its
- * outcome before another job may declare it abandoned. Recording is one short transaction; the
- * margin covers a slow commit or a stalled event loop.
- */
-const ATTEMPT_LEASE_MARGIN_SECONDS = 5;
-
-/** Seconds from an attempt's start after which its worker is presumed dead (its lease). */
-export function attemptLeaseSeconds(config: Config): number {
-  return config.webhookTimeoutMs / 1000 + ATTEMPT_LEASE_MARGIN_SECONDS;
-}
-
-/**
  * waitlist.expire: at an entry's expires_at, a still-waiting entry becomes expired
  * (workers/waitlist-expire.ts). It names the expiry it was scheduled for: a re-join moves
  * expires_at, and the old job then knows it is stale rather than early.
@@ -150,7 +119,6 @@ export const RETENTION_CRON = '17 3 * * *';
 export const JOB_KINDS: readonly JobKind[] = [
   HOLD_EXPIRE,
   WEBHOOK_FANOUT,
-  WEBHOOK_DELIVER,
   WAITLIST_EXPIRE,
   WAITLIST_PROMOTE,
   RETENTION_PRUNE,

@@ -35,12 +35,6 @@ export interface DbOptions {
   statementTimeoutMs?: number;
   lockTimeoutMs?: number;
   /**
-   * webhook.deliver's job expiry (the attempt's lease) under this process's configuration, for
-   * the deliveries the database queues itself: `publish_event()` reads it as the setting
-   * booking.webhook_attempt_lease_seconds (without it, the queue's default).
-   */
-  webhookDeliverExpirySeconds?: number;
-  /**
    * `transaction` (DATABASE_POOL_MODE): the connections may be a transaction-pooling PgBouncer's,
    * so they carry nothing between transactions: no named statement, no startup parameter beyond
    * user, database and application_name, the settings above by SET LOCAL in every transaction
@@ -86,22 +80,19 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
 
 /** The settings every statement of these connections runs under, by their PostgreSQL names. */
 function serverSettings(options: DbOptions): Record<string, number> {
-  const { statementTimeoutMs, lockTimeoutMs, webhookDeliverExpirySeconds } = options;
+  const { statementTimeoutMs, lockTimeoutMs } = options;
   const settings: Record<string, number> = {};
   if (statementTimeoutMs) {
     settings.statement_timeout = statementTimeoutMs;
     settings.idle_in_transaction_session_timeout = Math.max(statementTimeoutMs, 60_000);
   }
   if (lockTimeoutMs) settings.lock_timeout = lockTimeoutMs;
-  if (webhookDeliverExpirySeconds)
-    settings['booking.webhook_attempt_lease_seconds'] = webhookDeliverExpirySeconds;
   return settings;
 }
 
 /** Session mode gives the settings once per connection, as startup parameters. */
 function sessionStartup(settings: Record<string, number>): Record<string, string | number> {
-  const { 'booking.webhook_attempt_lease_seconds': lease, ...timeouts } = settings;
-  return { ...timeouts, ...(lease && { options: `-c booking.webhook_attempt_lease_seconds=${lease}` }) };
+  return settings;
 }
 
 /** Inserts one row into `table` and returns the id PostgreSQL gave it. */

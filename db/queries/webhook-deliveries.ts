@@ -1,6 +1,7 @@
 /** Queries on `webhook_deliveries` and `webhook_attempts`. */
 import { traceSetting } from '../platform/tracing.ts';
 import type { Knex } from '../postgres/knex.ts';
+import { ABANDONED_ATTEMPT, type NextAttempt } from '../rules/webhook-attempts.ts';
 import type { EventRow } from './events.ts';
 
 export type DeliveryStatus = 'pending' | 'failed' | 'delivered' | 'dead_letter';
@@ -22,13 +23,15 @@ export interface DeliveryRow {
   created_at: Date;
   last_attempt_at: Date | null;
   delivered_at: Date | null;
+  /** The trace of what published or redelivered it (db/platform/tracing.ts), or null. */
+  trace: string | null;
 }
 
 /**
  * Publishes events: one delivery per active subscription that lists the event's type, of every
- * partner granted the event's venue, each with its first attempt named and queued, in `trx`
- * (`publish_event()` in SQL, which the hold and confirm functions call themselves). Publishing an
- * event twice creates nothing twice.
+ * partner who may see the event's venue, each with its first attempt named and due now, in `trx`
+ * (`publish_event()` in SQL, which the hold and confirm functions call themselves); the workers
+ * are woken when it commits. Publishing an event twice creates nothing twice.
  */
 export async function publish(trx: Knex, eventIds: readonly string[]): Promise<void> {
   if (eventIds.length === 0) return;
@@ -39,6 +42,12 @@ export async function publish(trx: Knex, eventIds: readonly string[]): Promise<v
   ]);
 }
 
+/**
+ * The channel workers LISTEN on for attempts that have just come due: `publish_event()` and a
+ * redelivery (`queue_delivery_attempt()`) notify it, once per transaction.
+ */
+export const ATTEMPTS_DUE_CHANNEL = 'webhook_attempts_due';
+
 /** What an attempt needs: the delivery, its event and where and with which secret to send it. */
 export interface AttemptPlan {
   delivery: DeliveryRow;
@@ -46,86 +55,90 @@ export interface AttemptPlan {
   attemptId: string;
   event: EventRow;
   endpointUrl: string;
+  /** The endpoint's origin (scheme and authority): attempts are limited per origin. */
+  origin: string;
   secretKey: string;
+  /** The trace of what published (or redelivered) the delivery, as `booking.trace` wrote it. */
+  trace: string | null;
+}
+
+/** How much a claim may take. */
+export interface ClaimLimits {
+  /** Attempts at most. */
+  limit: number;
+  /** Attempts of one origin in flight in the claiming worker, at most. */
+  perOrigin: number;
+  /** Attempts of each origin the claiming worker has in flight now. */
+  busy: ReadonlyMap<string, number>;
+  /** Only these deliveries (tests run one delivery's attempts by hand). */
+  only?: readonly string[] | undefined;
 }
 
 /**
- * Starts attempt `attemptId` of a delivery, if that is the attempt due now: it is the named next
- * attempt, its time has come, and fewer than `maxAttempts` were made. Counting it, recording its
- * start and clearing the name happen in one statement, committed before anything is sent, so the
- * attempt runs at most once and one cut short by a crash still counts. `attemptId` undefined is a
- * job queued before attempts had ids: it may start an attempt that was never named (a fresh id
- * then), never a named one. Undefined when this call started nothing.
+ * Starts the attempts that are due, oldest first, as many as `limits` allow: no more than
+ * `perOrigin` of one origin in flight in this worker, and none of an origin already at that, so
+ * one endpoint's backlog never keeps another's attempts from being claimed. An attempt is due when
+ * its delivery names it (`next_attempt_id`) and its time has come. Claiming counts it, records its
+ * start and clears the name in one statement committed before anything is sent, so an attempt
+ * runs at most once (rows another worker is claiming are skipped, not waited for) and one cut
+ * short by a crash still counts. Each comes with its event, endpoint and current secret.
  */
-export async function claimAttempt(
-  db: Knex,
-  deliveryId: string,
-  attemptId: string | undefined,
-  maxAttempts: number,
-): Promise<AttemptPlan | undefined> {
+export async function claimDue(db: Knex, limits: ClaimLimits, maxAttempts: number): Promise<AttemptPlan[]> {
+  const full = [...limits.busy].filter(([, n]) => n >= limits.perOrigin).map(([origin]) => origin);
+  const busy = Object.fromEntries(limits.busy);
   const { rows } = await db.raw<{
-    rows: (DeliveryRow & { event: EventRow; endpoint_url: string; secret_key: string })[];
+    rows: (DeliveryRow & { event: EventRow; endpoint_url: string; origin: string; secret_key: string })[];
   }>(
-    `with d as (
-       update webhook_deliveries
-          set attempts = attempts + 1, last_attempt_id = coalesce(next_attempt_id, gen_random_uuid()),
-              last_attempt_at = now(), status = 'pending', next_attempt_id = null, next_attempt_at = null
-        where id = ? and status in ('pending', 'failed') and attempts < ?
-          and coalesce(next_attempt_at, '-infinity') <= now()
-          and case when ?::uuid is null
-                   then next_attempt_id is null and (status = 'failed' or attempts = 0)
-                   else next_attempt_id = ? end
-        returning *
-     ), a as (
+    `with candidates as (
+       select d.id, d.next_attempt_at, s.origin from webhook_deliveries d
+         join webhook_subscriptions s on s.id = d.subscription_id
+        where d.next_attempt_id is not null and d.next_attempt_at <= now()
+          and d.status in ('pending', 'failed') and d.attempts < ?
+          and not (s.origin = any (?::text[]))
+          and (?::uuid[] is null or d.id = any (?::uuid[]))
+        order by d.next_attempt_at
+        limit ?
+        for update of d skip locked
+     ), picked as (
+       select r.id from (
+         select c.*, row_number() over (partition by c.origin order by c.next_attempt_at, c.id) as rank
+           from candidates c) r
+        where r.rank <= ? - coalesce((?::jsonb ->> r.origin)::integer, 0)
+        order by r.next_attempt_at
+        limit ?
+     ), claimed as (
+       update webhook_deliveries d
+          set attempts = d.attempts + 1, last_attempt_id = d.next_attempt_id, last_attempt_at = now(),
+              status = 'pending', next_attempt_id = null, next_attempt_at = null
+         from picked p where d.id = p.id
+       returning d.*
+     ), started as (
        insert into webhook_attempts (id, delivery_id, attempt, started_at)
-       select d.last_attempt_id, d.id, d.attempts, now() from d
+       select c.last_attempt_id, c.id, c.attempts, now() from claimed c
      )
-     select d.*, to_jsonb(e) as event, s.endpoint_url, s.secret_key
-       from d join events e on e.id = d.event_id join webhook_subscriptions s on s.id = d.subscription_id`,
-    [deliveryId, maxAttempts, attemptId ?? null, attemptId ?? null],
+     select c.*, to_jsonb(e) as event, s.endpoint_url, s.origin, s.secret_key
+       from claimed c join events e on e.id = c.event_id join webhook_subscriptions s on s.id = c.subscription_id`,
+    [
+      maxAttempts,
+      full,
+      limits.only ? [...limits.only] : null,
+      limits.only ? [...limits.only] : null,
+      // Room to rank: an origin at its limit is left out above, so the rest can fill the claim.
+      limits.limit * 4,
+      limits.perOrigin,
+      JSON.stringify(busy),
+      limits.limit,
+    ],
   );
-  const row = rows[0];
-  if (!row) return undefined;
-  const { event, endpoint_url, secret_key, ...delivery } = row;
-  return {
+  return rows.map(({ event, endpoint_url, origin, secret_key, ...delivery }) => ({
     delivery,
     attemptId: delivery.last_attempt_id!,
     event: { ...event, occurred_at: new Date(event.occurred_at) },
     endpointUrl: endpoint_url,
+    origin,
     secretKey: secret_key,
-  };
-}
-
-/** Where a delivery stands, for a job that could not start its attempt. */
-export interface AttemptState {
-  status: DeliveryStatus;
-  attempts: number;
-  next_attempt_id: string | null;
-  next_attempt_at: Date | null;
-  last_attempt_id: string | null;
-  /** An attempt has started and not finished: status pending, nothing named next, attempts made. */
-  in_flight: boolean;
-  /** The next attempt's time has come. */
-  due: boolean;
-  /** The attempt in flight started longer ago than `leaseSeconds`: its worker is presumed dead. */
-  lease_passed: boolean;
-}
-
-/** Reads where a delivery stands on the database clock; undefined when it does not exist. */
-export async function attemptState(
-  db: Knex,
-  deliveryId: string,
-  leaseSeconds: number,
-): Promise<AttemptState | undefined> {
-  const { rows } = await db.raw<{ rows: AttemptState[] }>(
-    `select status, attempts, next_attempt_id, next_attempt_at, last_attempt_id,
-            status = 'pending' and next_attempt_id is null and attempts > 0 as in_flight,
-            coalesce(next_attempt_at, '-infinity') <= now() as due,
-            coalesce(last_attempt_at + make_interval(secs => ?) <= now(), false) as lease_passed
-       from webhook_deliveries where id = ?`,
-    [leaseSeconds, deliveryId],
-  );
-  return rows[0];
+    trace: delivery.trace,
+  }));
 }
 
 /** The outcome of one attempt. */
@@ -135,86 +148,107 @@ export interface AttemptOutcome {
   error: string | null;
 }
 
-/** What finishing an attempt records. */
-export interface FinishedAttempt {
+/** One attempt's outcome, to record. */
+export interface SettledAttempt {
   deliveryId: string;
   attemptId: string;
   outcome: AttemptOutcome;
   /** The attempt to schedule after a failure, or null: none (delivered, or the last one failed). */
-  next: { attemptId: string; afterSeconds: number } | null;
-  /**
-   * Set when a job other than the attempt's own declares it abandoned: recorded only if the attempt
-   * started more than this many seconds ago (its lease passed) and is still in flight.
-   */
-  abandonedAfterSeconds?: number;
+  next: NextAttempt | null;
 }
 
 /**
- * Records an attempt's outcome on its delivery: delivered; or failed with the named next attempt
- * `afterSeconds` from now; or, with none, dead-lettered. Only the attempt in flight may record,
- * so a stale one changes nothing, with one exception: a success of an attempt that was declared
- * abandoned (its worker was slow, not dead) still marks the delivery delivered, since the partner
- * has the event and a dead letter or a further attempt would say otherwise. The attempt's own row
- * takes the outcome its worker saw. True if the delivery changed.
+ * Records attempts' outcomes, each on its own delivery, in one transaction of two statements
+ * (deliveries, then attempts: the order every writer of both keeps, so none deadlocks with another):
+ * delivered; or failed with the named next attempt `afterSeconds` from now; or, with none,
+ * dead-lettered. Only the attempt in flight may record, so a stale one changes nothing, with one
+ * exception: a success of an attempt that was declared abandoned (its worker was slow, not dead)
+ * still marks the delivery delivered, since the partner has the event and a dead letter or a
+ * further attempt would say otherwise. Each attempt's own row takes the outcome its worker saw.
+ * Resolves to the attempts whose delivery this changed.
  */
-export async function finishAttempt(trx: Knex, f: FinishedAttempt): Promise<boolean> {
-  const { ok, statusCode, error } = f.outcome;
-  const status: DeliveryStatus = ok ? 'delivered' : f.next ? 'failed' : 'dead_letter';
-  const abandoned = f.abandonedAfterSeconds !== undefined;
-  // Delivery row first, then the attempt row, in every transaction that writes both: one order,
-  // so a late finish and a takeover of the same attempt cannot deadlock.
-  const changed = await trx.raw<{ rowCount: number }>(
-    `update webhook_deliveries
-        set status = ?, last_status_code = ?, last_error = ?, next_attempt_id = ?::uuid,
-            next_attempt_at = now() + make_interval(secs => ?::double precision),
-            delivered_at = case when ?::boolean then now() end
-      where id = ? and last_attempt_id = ?
-        and ((status = 'pending' and next_attempt_id is null
-              and (?::double precision is null or last_attempt_at + make_interval(secs => ?) <= now()))
-             or (?::boolean and status in ('failed', 'dead_letter')))`,
+export async function settle(db: Knex, attempts: readonly SettledAttempt[]): Promise<Set<string>> {
+  if (attempts.length === 0) return new Set();
+  const column = <T>(pick: (a: SettledAttempt) => T) => attempts.map(pick);
+  const outcomes = `unnest(?::uuid[], ?::uuid[], ?::boolean[], ?::integer[], ?::text[], ?::uuid[], ?::float8[])
+    as o(delivery_id, attempt_id, ok, status_code, error, next_id, after_seconds)`;
+  // Arrays with nulls in them, which knex's binding type does not list but pg sends as arrays.
+  const bindings = [
+    column((a) => a.deliveryId),
+    column((a) => a.attemptId),
+    column((a) => a.outcome.ok),
+    column((a) => a.outcome.statusCode),
+    column((a) => a.outcome.error),
+    column((a) => a.next?.attemptId ?? null),
+    column((a) => a.next?.afterSeconds ?? null),
+  ] as Knex.RawBinding[];
+  return db.transaction(async (trx) => {
+    const { rows } = await trx.raw<{ rows: { attempt_id: string }[] }>(
+      `update webhook_deliveries d
+          set status = case when o.ok then 'delivered' when o.next_id is not null then 'failed' else 'dead_letter' end,
+              last_status_code = o.status_code, last_error = o.error, next_attempt_id = o.next_id,
+              next_attempt_at = now() + make_interval(secs => o.after_seconds),
+              delivered_at = case when o.ok then now() end
+         from ${outcomes}
+        where d.id = o.delivery_id and d.last_attempt_id = o.attempt_id
+          and ((d.status = 'pending' and d.next_attempt_id is null)
+               or (o.ok and d.status in ('failed', 'dead_letter')))
+       returning o.attempt_id`,
+      bindings,
+    );
+    await trx.raw(
+      `update webhook_attempts a set status_code = o.status_code, error = o.error, finished_at = now()
+         from ${outcomes} where a.id = o.attempt_id`,
+      bindings,
+    );
+    return new Set(rows.map((row) => row.attempt_id));
+  });
+}
+
+/**
+ * Records as failed the attempts in flight longer than their lease (`leaseSeconds`: their worker
+ * died or stalled), at most `limit` of them, and moves each delivery on exactly once: to its next
+ * attempt after the next of `retryDelays`, or, after the last, to the dead letter. Rows another
+ * worker holds are skipped. Resolves to each moved delivery's new status.
+ */
+export async function takeOverAbandoned(
+  db: Knex,
+  rules: { leaseSeconds: number; maxAttempts: number; retryDelays: readonly number[]; limit: number },
+): Promise<DeliveryStatus[]> {
+  const { rows } = await db.raw<{ rows: { status: DeliveryStatus }[] }>(
+    `with abandoned as (
+       select d.id, d.last_attempt_id from webhook_deliveries d
+        where d.status = 'pending' and d.next_attempt_id is null and d.attempts > 0
+          and d.last_attempt_at + make_interval(secs => ?) <= now()
+        order by d.last_attempt_at
+        limit ?
+        for update skip locked
+     ), moved as (
+       update webhook_deliveries d
+          set status = case when d.attempts >= ? then 'dead_letter' else 'failed' end,
+              last_status_code = null, last_error = ?,
+              next_attempt_id = case when d.attempts < ? then gen_random_uuid() end,
+              next_attempt_at = case when d.attempts < ?
+                                     then now() + make_interval(secs => (?::float8[])[d.attempts]) end
+         from abandoned a where d.id = a.id
+       returning d.status, a.last_attempt_id
+     ), marked as (
+       update webhook_attempts w set error = ?, finished_at = now()
+         from moved m where w.id = m.last_attempt_id and w.finished_at is null
+     )
+     select status from moved`,
     [
-      status,
-      statusCode,
-      error,
-      f.next?.attemptId ?? null,
-      f.next?.afterSeconds ?? null,
-      ok,
-      f.deliveryId,
-      f.attemptId,
-      f.abandonedAfterSeconds ?? null,
-      f.abandonedAfterSeconds ?? 0,
-      ok,
+      rules.leaseSeconds,
+      rules.limit,
+      rules.maxAttempts,
+      ABANDONED_ATTEMPT,
+      rules.maxAttempts,
+      rules.maxAttempts,
+      [...rules.retryDelays],
+      ABANDONED_ATTEMPT,
     ],
   );
-  const recorded = changed.rowCount > 0;
-  if (recorded || !abandoned) {
-    await trx('webhook_attempts')
-      .where({ id: f.attemptId })
-      .modify((q) => {
-        if (abandoned) q.whereNull('finished_at');
-      })
-      .update({ status_code: statusCode, error, finished_at: trx.fn.now() });
-  }
-  return recorded;
-}
-
-/**
- * The time attempt `attemptId` is due, if it is still the named next attempt and that time has not
- * come; the row is locked, so nothing changes the attempt before the caller commits. Undefined
- * otherwise.
- */
-export async function lockEarlyAttempt(
-  trx: Knex,
-  deliveryId: string,
-  attemptId: string,
-): Promise<Date | undefined> {
-  const { rows } = await trx.raw<{ rows: { next_attempt_at: Date }[] }>(
-    `select next_attempt_at from webhook_deliveries
-      where id = ? and next_attempt_id = ? and status in ('pending', 'failed') and next_attempt_at > now()
-      for update`,
-    [deliveryId, attemptId],
-  );
-  return rows[0]?.next_attempt_at;
+  return rows.map((row) => row.status);
 }
 
 /** Counts of a partner's deliveries by status. */
@@ -263,12 +297,11 @@ export async function lockByAttemptId(
 }
 
 /**
- * Puts a dead letter back in line and queues its first attempt, in the caller's transaction: the
- * API's redeliver and the operator's `deliveries:redeliver` both come here. Attempts are counted
- * afresh and the first one is named anew and due now, so no job of the earlier round (each names
- * an attempt of that round) can run it; the event and its id stay. The job goes out as
- * `publish_event()` sends first attempts, through `queue_delivery_attempt()`, with the trace of the
- * request in scope.
+ * Puts a dead letter back in line with its first attempt due now, in the caller's transaction, and
+ * wakes the workers when it commits: the API's redeliver and the operator's `deliveries:redeliver`
+ * both come here. Attempts are counted afresh and the first one is named anew, so nothing of the
+ * earlier round can run it; the event and its id stay. Its attempts continue the trace of the
+ * request redelivering (tracing.ts); the operator's CLI has none.
  */
 export async function requeue(trx: Knex, deliveryId: string): Promise<DeliveryRow> {
   const [row] = await trx<DeliveryRow>('webhook_deliveries')
@@ -279,13 +312,10 @@ export async function requeue(trx: Knex, deliveryId: string): Promise<DeliveryRo
       next_attempt_id: trx.raw('gen_random_uuid()'),
       next_attempt_at: trx.fn.now(),
       delivered_at: null,
+      trace: traceSetting(),
     })
     .returning('*');
   const requeued = row as DeliveryRow;
-  // The job continues the trace of the request redelivering (job_trace() reads the transaction's
-  // booking.trace; tracing.ts). The operator's CLI has none.
-  const trace = traceSetting();
-  if (trace !== null) await trx.raw("select set_config('booking.trace', ?, true)", [trace]);
   await trx.raw('select queue_delivery_attempt(?, ?)', [requeued.id, requeued.next_attempt_id]);
   return requeued;
 }

@@ -14,7 +14,6 @@ const database = useTestDatabase(test);
 const SETTINGS_SQL = `select current_setting('statement_timeout') as statement_timeout,
   current_setting('lock_timeout') as lock_timeout,
   current_setting('idle_in_transaction_session_timeout') as idle_timeout,
-  current_setting('booking.webhook_attempt_lease_seconds', true) as lease,
   ?::int as n`;
 
 /** A one-connection pool in transaction mode with every setting, destroyed after the test. */
@@ -24,7 +23,6 @@ function transactionModeDb(t: { teardown(fn: () => Promise<void>): void }): Knex
     poolMode: 'transaction',
     statementTimeoutMs: 400,
     lockTimeoutMs: 300,
-    webhookDeliverExpirySeconds: 77,
   });
   t.teardown(() => db.destroy());
   return db;
@@ -37,7 +35,6 @@ async function sessionState(db: Knex) {
     const { rows } = await connection.query(
       `select current_setting('statement_timeout') as statement_timeout,
               current_setting('lock_timeout') as lock_timeout,
-              nullif(current_setting('booking.webhook_attempt_lease_seconds', true), '') as lease,
               (select count(*)::int from pg_prepared_statements) as prepared,
               now() = statement_timestamp() as outside_transaction`,
     );
@@ -51,7 +48,6 @@ const EXPECTED = {
   statement_timeout: '400ms',
   lock_timeout: '300ms',
   idle_timeout: '1min',
-  lease: '77',
   n: 1,
 };
 
@@ -72,7 +68,6 @@ test('statements alone and in transactions run under the settings, and leave not
   t.like(await sessionState(db), {
     statement_timeout: '0',
     lock_timeout: '0',
-    lease: null,
     prepared: 0,
     outside_transaction: true,
   });

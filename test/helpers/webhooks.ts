@@ -6,14 +6,16 @@
  * does not intercept (it patches node:http and global fetch), so these tests point endpoints at
  * names the test resolver answers with 127.0.0.1, where a real receiver listens.
  */
-import { randomUUID } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { isIP, type AddressInfo, type LookupFunction } from 'node:net';
 import type { Config } from '../../db/platform/config.ts';
 import { EVENT_TYPES } from '../../db/queries/events.ts';
-import { webhookDeliver } from '../../workers/webhook-deliver.ts';
+import * as deliveries from '../../db/queries/webhook-deliveries.ts';
+import { MAX_ATTEMPTS } from '../../db/rules/webhook-attempts.ts';
+import { sendAttempt, type AttemptDeps } from '../../workers/webhook-deliver.ts';
+import { PER_ORIGIN } from '../../workers/webhook-dispatcher.ts';
 import { verifyWebhook } from '../../client/src/index.ts';
 import type { WebhookEvent } from '../../workers/webhook-signature.ts';
 import { holdSlot, makeBookingWorld } from './booking.ts';
@@ -150,15 +152,10 @@ export function notFound(hostname: string): Error {
 export const localResolver = (): TestResolver =>
   testResolver((hostname) => (hostname.endsWith('.example.test') ? '127.0.0.1' : notFound(hostname)));
 
-/** The payload of a `webhook.deliver` job. */
-export interface DeliverPayload {
-  delivery_id: string;
-  attempt_id?: string;
-}
-
 /**
- * A hold at a new venue, a subscription of its partner to `endpointUrl`, the delivery the hold published,
- * and ways to run its jobs by hand with `deps` (a config and a resolver of the test's choosing).
+ * A hold at a new venue, a subscription of its partner to `endpointUrl`, the delivery the hold
+ * published, and ways to run its attempts by hand with `deps` (a config and a resolver of the
+ * test's choosing), as the dispatcher would (workers/webhook-dispatcher.ts): claim, send, record.
  */
 export async function deliveryFor(
   database: TestDatabase,
@@ -166,36 +163,44 @@ export async function deliveryFor(
   endpointUrl: string,
   deps: { config?: Config; lookup?: LookupFunction } = {},
 ) {
-  const { db, boss, log } = database;
+  const { db } = database;
   const w = await makeBookingWorld(db);
   const sub = await subscribe(server, w.apiKey, endpointUrl, ['hold_created']);
   const held = await holdSlot(server, w);
   const event = await db('events').where({ hold_id: held.holdId, event_type: 'hold_created' }).first();
-  const jobDeps = {
-    db,
-    boss,
-    log,
-    config: deps.config ?? database.config,
-    ...(deps.lookup && { lookup: deps.lookup }),
-  };
+  const attemptDeps = { config: deps.config ?? database.config, ...(deps.lookup && { lookup: deps.lookup }) };
   const delivery = await db('webhook_deliveries').where({ event_id: event.id }).first();
   const deliveryId = delivery.id as string;
   const state = () => db('webhook_deliveries').where({ id: deliveryId }).first();
-  /** The payload of the job queued for the attempt scheduled now. */
-  const scheduled = async (): Promise<DeliverPayload> => ({
-    delivery_id: deliveryId,
-    attempt_id: (await state()).next_attempt_id,
-  });
-  /** Runs a job with `payload`, as pg-boss would. */
-  const runJob = (payload: DeliverPayload) =>
-    webhookDeliver.handle(payload, jobDeps, { id: randomUUID() } as never);
+  /** Claims this delivery's attempt if it is due: its plan, or undefined. */
+  const claim = async () =>
+    (
+      await deliveries.claimDue(
+        db,
+        { limit: 1, perOrigin: PER_ORIGIN, busy: new Map(), only: [deliveryId] },
+        MAX_ATTEMPTS,
+      )
+    )[0];
+  /**
+   * Sends a claimed attempt (with other deps, when given) and records how it went; whether the
+   * record changed the delivery.
+   */
+  const finish = async (plan: deliveries.AttemptPlan, other: Partial<AttemptDeps> = {}) => {
+    const settled = await sendAttempt(plan, { ...attemptDeps, ...other });
+    return { settled, recorded: (await deliveries.settle(db, [settled])).has(settled.attemptId) };
+  };
+  /** Runs the attempt due now, if one is: claim, send, record. */
+  const runDue = async (other: Partial<AttemptDeps> = {}) => {
+    const plan = await claim();
+    return plan && finish(plan, other);
+  };
   /** Moves the scheduled attempt's time to now, as if its delay had passed. */
   const makeDue = () =>
     db('webhook_deliveries').where({ id: deliveryId }).update({ next_attempt_at: db.fn.now() });
-  /** Runs the job of the scheduled attempt once its time has come. */
+  /** Runs the scheduled attempt once its time has come. */
   const runScheduled = async () => {
     await makeDue();
-    await runJob(await scheduled());
+    return runDue();
   };
   const attempts = () => db('webhook_attempts').where({ delivery_id: deliveryId }).orderBy('attempt');
   return {
@@ -205,8 +210,9 @@ export async function deliveryFor(
     holdId: held.holdId,
     deliveryId,
     state,
-    scheduled,
-    runJob,
+    claim,
+    finish,
+    runDue,
     makeDue,
     runScheduled,
     attempts,

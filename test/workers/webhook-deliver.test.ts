@@ -1,17 +1,15 @@
 /**
- * webhook.fanout and webhook.deliver, their handlers called directly, with real local receivers
- * standing in for partners' endpoints and a test resolver naming them: the payload, the six headers
- * and the signature; every kind of failure; the retry schedule to the dead letter; fresh signatures
- * per attempt and secret rotation. Serial: receivers count requests, and the schedule assertions
- * read the clock.
+ * Fan-out and attempts, run by hand as the dispatcher runs them (claim, send, record), with real
+ * local receivers standing in for partners' endpoints and a test resolver naming them: the payload,
+ * the six headers and the signature; every kind of failure; the retry schedule to the dead letter;
+ * fresh signatures per attempt and secret rotation. Serial: receivers count requests, and the
+ * schedule assertions read the clock.
  */
 import test, { type ExecutionContext } from 'ava';
-import { randomUUID } from 'node:crypto';
 import { Webhook as StandardWebhook, WebhookVerificationError } from 'standardwebhooks';
 import type { Config } from '../../db/platform/config.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
-import { webhookDeliver } from '../../workers/webhook-deliver.ts';
-import { webhookFanout } from '../../workers/webhook-fanout.ts';
+import { publish } from '../../db/queries/webhook-deliveries.ts';
 import { NON_PUBLIC_TARGET, UNRESOLVED_TARGET } from '../../workers/webhook-http.ts';
 import { verifyWebhook } from '../../client/src/index.ts';
 import { holdSlot, makeBookingWorld } from '../helpers/booking.ts';
@@ -66,8 +64,8 @@ test.serial(
     r.respond = () => 204;
     const d = await deliveryTo(r);
     secret = d.sub.secret;
-    const attemptId = (await d.scheduled()).attempt_id;
-    await d.runJob(await d.scheduled());
+    const attemptId = (await d.state()).next_attempt_id as string;
+    await d.runDue();
     t.is(r.received.length, 1);
     const seen = r.received[0]!;
     const headers = seen.headers as Record<string, string>;
@@ -131,8 +129,7 @@ test.serial(
       const d = await deliveryTo(r, quick);
       await arrange(d, r);
       const lookup = name === 'a lookup that never answers' ? hang.lookup : dns.lookup;
-      const { db, boss, log } = database();
-      await webhookDeliver.handle(await d.scheduled(), { db, boss, log, config: quick, lookup }, {} as never);
+      await d.runDue({ config: quick, lookup });
       const state = await d.state();
       t.is(state.status, 'failed', name);
       t.is(state.attempts, 1, name);
@@ -174,18 +171,14 @@ test.serial(
     const deliveryIds = r.received.map((x) => x.event!.delivery_id);
     t.is(new Set(deliveryIds).size, 5, 'a new delivery_id per attempt');
     t.deepEqual([...new Set(r.received.map((x) => x.event!.event_id))], [d.event.id], 'the same event_id');
-    const jobs = await db.raw(
-      "select data->>'attempt_id' as attempt_id from pgboss.job where name = 'webhook.deliver' and data->>'delivery_id' = ?",
-      [d.deliveryId],
-    );
     t.deepEqual(
-      jobs.rows.map((j: { attempt_id: string }) => j.attempt_id).sort(),
-      [...deliveryIds].sort(),
-      'the first job and one per retry, each naming the attempt it ran; none after the dead letter',
+      await db('webhook_attempts').where({ delivery_id: d.deliveryId }).orderBy('attempt').pluck('id'),
+      deliveryIds,
+      'one attempt row per attempt, each the delivery_id its request carried',
     );
-    for (const attempt_id of [...deliveryIds, undefined])
-      await d.runJob({ delivery_id: d.deliveryId, ...(attempt_id && { attempt_id }) }); // stray runs
-    t.is(r.received.length, 5, 'a stray run of the dead letter sends nothing');
+    await d.makeDue();
+    t.is(await d.runDue(), undefined, 'a dead letter has nothing to claim, even when due');
+    t.is(r.received.length, 5);
     t.like(await d.state(), { attempts: 5, status: 'dead_letter' });
     t.is((await d.attempts()).length, 5);
   },
@@ -281,13 +274,13 @@ test.serial(
 test.serial(
   'fan-out reaches every granted partner that subscribed to the type, once, however often it runs',
   async (t) => {
-    const { db, boss, log, config } = database();
+    const { db } = database();
     const w = await makeBookingWorld(db);
     const other = await makePartner(db);
     const ungranted = await makePartner(db);
     await grants.grant(db, other.partnerId, w.venueId);
     const own = await subscribe(server(), w.apiKey, 'https://own.example.test/h', ['hold_created']);
-    const theirs = await subscribe(server(), other.apiKey, 'https://other.example.test/h', [
+    const theirs = await subscribe(server(), other.apiKey, 'https://Other.Example.test:8443/h', [
       'hold_created',
       'booking_created',
     ]);
@@ -295,31 +288,17 @@ test.serial(
     await subscribe(server(), ungranted.apiKey, 'https://ungranted.example.test/h', ['hold_created']);
     const held = await holdSlot(server(), w);
     const event = await db('events').where({ hold_id: held.holdId }).first();
-    const deps = { db, boss, log, config };
-    await Promise.all(
-      [1, 2, 3].map(() => webhookFanout.handle({ event_id: event.id }, deps, { id: randomUUID() } as never)),
-    );
+    await Promise.all([1, 2, 3].map(() => db.transaction((trx) => publish(trx, [event.id]))));
     const rows = await db('webhook_deliveries').where({ event_id: event.id });
     t.deepEqual(rows.map((row) => row.subscription_id).sort(), [own.id, theirs.id].sort());
-    const jobs = await db.raw(
-      "select data from pgboss.job where name = 'webhook.deliver' and data->>'delivery_id' = any(?)",
-      [rows.map((row) => row.id)],
-    );
-    t.deepEqual(
-      jobs.rows
-        .map((j: { data: object }) => j.data)
-        .sort((a: { delivery_id: string }, b: { delivery_id: string }) =>
-          a.delivery_id.localeCompare(b.delivery_id),
-        ),
-      rows
-        .map((row) => ({
-          delivery_id: row.id,
-          attempt_id: row.next_attempt_id,
-          // The hold's request, which the worker's log lines name (db/platform/tracing.ts).
-          trace: { request_id: held.response.headers.get('x-request-id') },
-        }))
-        .sort((a, b) => a.delivery_id.localeCompare(b.delivery_id)),
-      'one job per delivery, naming its first attempt and the request that caused it',
-    );
+    for (const row of rows) {
+      t.like(row, { status: 'pending', attempts: 0 }, 'the first attempt is named and due');
+      t.truthy(row.next_attempt_id);
+      t.true(new Date(row.next_attempt_at).getTime() <= Date.now());
+      // The hold's request, which the worker's log lines name (db/platform/tracing.ts).
+      t.deepEqual(JSON.parse(row.trace as string), { request_id: held.response.headers.get('x-request-id') });
+    }
+    const origins = await db('webhook_subscriptions').whereIn('id', [own.id, theirs.id]).pluck('origin');
+    t.deepEqual(origins.sort(), ['https://other.example.test:8443', 'https://own.example.test']);
   },
 );

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { startWorkers, type Workers } from '../../workers/main.ts';
-import { ABANDONED_ATTEMPT } from '../../workers/webhook-deliver.ts';
+import { ABANDONED_ATTEMPT } from '../../db/rules/webhook-attempts.ts';
 import {
   bookSlot,
   gridSlots,

@@ -7,7 +7,7 @@
 import test from 'ava';
 import { refuseTarget } from '../../db/rules/webhook-targets.ts';
 import { NON_PUBLIC_TARGET } from '../../workers/webhook-http.ts';
-import { MAX_ATTEMPTS } from '../../workers/webhook-deliver.ts';
+import { MAX_ATTEMPTS } from '../../db/rules/webhook-attempts.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { call, useTestServer } from '../helpers/http.ts';
 import { deliveryFor, notFound, startReceiver, testResolver } from '../helpers/webhooks.ts';

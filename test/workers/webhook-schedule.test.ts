@@ -1,12 +1,12 @@
 /**
- * The retry schedule under a slow endpoint, with real workers through pg-boss: one partner's host
+ * The retry schedule under a slow endpoint, with real workers (their dispatcher): one partner's host
  * resolves only after three timeouts (to a receiver that would answer 200, so an attempt whose DNS
  * escaped the deadline would succeed), beside healthy partners. Asserted from the database's own
  * timestamps, never from wall-clock durations.
  */
 import test, { type ExecutionContext } from 'ava';
 import * as grants from '../../db/queries/venue-grants.ts';
-import { MAX_ATTEMPTS } from '../../workers/webhook-deliver.ts';
+import { MAX_ATTEMPTS } from '../../db/rules/webhook-attempts.ts';
 import { startWorkers } from '../../workers/main.ts';
 import { holdSlot, makeBookingWorld } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';

@@ -1,0 +1,313 @@
+/**
+ * The webhook dispatcher: every worker process runs one, which claims due attempts from the delivery
+ * schedule (`webhook_deliveries`: each delivery names its next attempt and when it is due), sends
+ * them side by side, and records their outcomes, in batches both ways (CONTRACT.md, "Delivery
+ * isolation"):
+ *
+ * - Attempts run per endpoint origin (scheme and authority): at most PER_ORIGIN of one origin are
+ *   in flight in this process, and a claim takes none of an origin already at that, so a slow or
+ *   silent endpoint costs time only to its own deliveries. Nothing waits for an attempt but its own
+ *   outcome: a claim is never held back by attempts in flight, only by MAX_IN_FLIGHT in all.
+ * - An origin that never answers still gets every attempt: PER_ORIGIN (8) at a time, each ending at
+ *   its own deadline, which is the contract's "at least 4 in flight while 4 are due".
+ * - Attempts come due by a commit (a new event, a redelivery: `publish_event()` notifies
+ *   ATTEMPTS_DUE_CHANNEL, which this process LISTENs on) or by time (a retry after its delay):
+ *   polling every POLL_INTERVAL_MS finds those, and anything a lost notification missed.
+ * - Outcomes are recorded in batches (`settle`), each attempt on its own conditions; a batch that
+ *   fails (the database away) is tried again. An attempt whose worker died in flight is taken over
+ *   once its lease passes (`takeOverAbandoned`, every SWEEP_INTERVAL_MS): recorded as failed and
+ *   moved on, so delivery is at least once.
+ *
+ * On stop: no more claims; the attempts in flight finish (each within WEBHOOK_TIMEOUT_MS) and their
+ * outcomes are recorded before the process lets go of its pool.
+ */
+import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../db/platform/log.ts';
+import { unserved, type Metrics } from '../db/platform/metrics.ts';
+import type { Knex } from '../db/postgres/knex.ts';
+import * as deliveries from '../db/queries/webhook-deliveries.ts';
+import { attemptLeaseSeconds, MAX_ATTEMPTS } from '../db/rules/webhook-attempts.ts';
+import { sendAttempt, type AttemptDeps } from './webhook-deliver.ts';
+
+/** Attempts of one origin in flight in one process, at most (the contract asks for 4 or more). */
+export const PER_ORIGIN = 8;
+/** Attempts in flight in one process, at most: sockets waiting on endpoints, not connections. */
+export const MAX_IN_FLIGHT = 2000;
+/** Attempts one claim takes, at most. */
+const CLAIM_BATCH = 100;
+/** How often due attempts are looked for without a notification (retries, missed wake-ups). */
+const POLL_INTERVAL_MS = 500;
+/** How often attempts whose worker died are looked for. */
+const SWEEP_INTERVAL_MS = 2000;
+/** Outcomes wait this long for company before they are recorded, unless SETTLE_BATCH are waiting. */
+const SETTLE_DELAY_MS = 5;
+const SETTLE_BATCH = 200;
+/** The pause before recording again after the database refused a batch of outcomes. */
+const SETTLE_RETRY_MS = 1000;
+
+/** What the dispatcher works with. */
+export interface DispatcherDeps extends AttemptDeps {
+  db: Knex;
+  log: Logger;
+  metrics?: Metrics | undefined;
+  /** Where to LISTEN for due attempts; without it, the dispatcher only polls. */
+  databaseUrl?: string | undefined;
+}
+
+/** A running dispatcher. */
+export interface Dispatcher {
+  /** Looks for due attempts now (a test that made one due, or a notification). */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** Starts the dispatcher of this process. */
+export async function startDispatcher(deps: DispatcherDeps): Promise<Dispatcher> {
+  const dispatcher = new DeliveryDispatcher(deps);
+  await dispatcher.start();
+  return dispatcher;
+}
+
+class DeliveryDispatcher implements Dispatcher {
+  private readonly deps: DispatcherDeps;
+  private readonly busy = new Map<string, number>();
+  private inFlight = 0;
+  private readonly running = new Set<Promise<void>>();
+  private claiming: Promise<void> | undefined;
+  private claimAgain = false;
+  private stopped = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly settler: Settler;
+  private readonly listener: Listener | undefined;
+
+  constructor(deps: DispatcherDeps) {
+    this.deps = deps;
+    this.settler = new Settler(deps);
+    this.listener = deps.databaseUrl
+      ? new Listener(deps.databaseUrl, deps.log, () => this.wake())
+      : undefined;
+  }
+
+  async start(): Promise<void> {
+    await this.listener?.start();
+    this.timers.push(setInterval(() => this.wake(), POLL_INTERVAL_MS));
+    this.timers.push(setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS));
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = this.claimWhileDue().finally(() => (this.claiming = undefined));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers) clearInterval(timer);
+    await this.listener?.stop();
+    await this.claiming;
+    await Promise.all([...this.running]);
+    await this.settler.drain();
+  }
+
+  /** Claims and launches due attempts until none is due or no room is left. */
+  private async claimWhileDue(): Promise<void> {
+    const { db, log } = this.deps;
+    do {
+      this.claimAgain = false;
+      const limit = Math.min(CLAIM_BATCH, MAX_IN_FLIGHT - this.inFlight);
+      if (limit <= 0) return;
+      let plans: deliveries.AttemptPlan[];
+      try {
+        plans = await deliveries.claimDue(
+          db,
+          { limit, perOrigin: PER_ORIGIN, busy: this.busy },
+          MAX_ATTEMPTS,
+        );
+      } catch (err) {
+        // The database is away: the next poll tries again.
+        log.warn({ err: (err as Error).message }, 'could not claim webhook attempts');
+        return;
+      }
+      for (const plan of plans) this.launch(plan);
+      if (plans.length === limit) this.claimAgain = true;
+    } while (this.claimAgain && !this.stopped);
+  }
+
+  private launch(plan: deliveries.AttemptPlan): void {
+    const origin = plan.origin;
+    this.busy.set(origin, (this.busy.get(origin) ?? 0) + 1);
+    this.inFlight++;
+    const run = sendAttempt(plan, this.deps)
+      .then((settled) => this.settler.add(plan, settled))
+      .catch((err: unknown) => this.deps.log.error({ err, delivery_id: plan.delivery.id }, 'webhook attempt'))
+      .finally(() => {
+        const left = this.busy.get(origin)! - 1;
+        if (left === 0) this.busy.delete(origin);
+        else this.busy.set(origin, left);
+        this.inFlight--;
+        this.running.delete(run);
+        // Room has opened where a claim may have left attempts behind: look again.
+        if (left === PER_ORIGIN - 1 || this.inFlight === MAX_IN_FLIGHT - 1) this.wake();
+      });
+    this.running.add(run);
+  }
+
+  /** Takes over attempts whose worker died, and counts what that decided. */
+  private async sweep(): Promise<void> {
+    if (this.stopped) return;
+    const { db, config, log, metrics = unserved } = this.deps;
+    try {
+      const moved = await deliveries.takeOverAbandoned(db, {
+        leaseSeconds: attemptLeaseSeconds(config),
+        maxAttempts: MAX_ATTEMPTS,
+        retryDelays: config.webhookRetryDelays,
+        limit: CLAIM_BATCH,
+      });
+      for (const status of moved) {
+        metrics.deliveryAttempts.inc({ outcome: 'failed' });
+        if (status === 'dead_letter') metrics.deadLetters.inc();
+      }
+      if (moved.length) log.warn({ attempts: moved.length }, 'webhook attempts abandoned by their worker');
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'could not look for abandoned webhook attempts');
+    }
+  }
+}
+
+/**
+ * Records outcomes in batches: an outcome waits SETTLE_DELAY_MS for others, then all waiting are
+ * recorded by one `settle`; a batch the database refused is tried again until it is recorded.
+ */
+class Settler {
+  private readonly deps: DispatcherDeps;
+  private waiting: { plan: deliveries.AttemptPlan; settled: deliveries.SettledAttempt }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(deps: DispatcherDeps) {
+    this.deps = deps;
+  }
+
+  add(plan: deliveries.AttemptPlan, settled: deliveries.SettledAttempt): void {
+    this.waiting.push({ plan, settled });
+    if (this.waiting.length >= SETTLE_BATCH) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), SETTLE_DELAY_MS);
+  }
+
+  /** Resolves once every outcome added so far is recorded. */
+  async drain(): Promise<void> {
+    this.flush();
+    await this.flushing;
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.waiting;
+    this.waiting = [];
+    if (batch.length) this.flushing = this.flushing.then(() => this.record(batch));
+  }
+
+  private async record(batch: { plan: deliveries.AttemptPlan; settled: deliveries.SettledAttempt }[]) {
+    const { db, log, metrics = unserved } = this.deps;
+    for (;;) {
+      try {
+        const recorded = await deliveries.settle(
+          db,
+          batch.map((b) => b.settled),
+        );
+        for (const { plan, settled } of batch) {
+          const { ok, statusCode: status, error } = settled.outcome;
+          const wasRecorded = recorded.has(settled.attemptId);
+          metrics.deliveryAttempts.inc({ outcome: ok ? 'delivered' : 'failed' });
+          if (wasRecorded && !ok && !settled.next) metrics.deadLetters.inc();
+          // recorded false: the attempt was declared abandoned meanwhile and its delivery moved on.
+          log.info(
+            {
+              ...requestOf(plan),
+              delivery_id: plan.delivery.id,
+              attempt_id: settled.attemptId,
+              attempt: plan.delivery.attempts,
+              partner_id: plan.delivery.partner_id,
+              ok,
+              status,
+              error,
+              recorded: wasRecorded,
+            },
+            'webhook attempt',
+          );
+        }
+        return;
+      } catch (err) {
+        log.warn(
+          { err: (err as Error).message, attempts: batch.length },
+          'could not record webhook attempts',
+        );
+        await sleep(SETTLE_RETRY_MS);
+      }
+    }
+  }
+}
+
+/** The request that caused the delivery, for its log lines (tracing.ts carries its id). */
+function requestOf(plan: deliveries.AttemptPlan): { request_id?: string } {
+  if (plan.trace === null) return {};
+  const requestId = (JSON.parse(plan.trace) as { request_id?: unknown }).request_id;
+  return typeof requestId === 'string' ? { request_id: requestId } : {};
+}
+
+/**
+ * LISTENs for due attempts on a connection of its own, which it opens again after losing it (a
+ * database restart): until then, polling finds the attempts.
+ */
+class Listener {
+  private client: pg.Client | undefined;
+  private stopped = false;
+  private readonly databaseUrl: string;
+  private readonly log: Logger;
+  private readonly onDue: () => void;
+
+  constructor(databaseUrl: string, log: Logger, onDue: () => void) {
+    this.databaseUrl = databaseUrl;
+    this.log = log;
+    this.onDue = onDue;
+  }
+
+  async start(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.databaseUrl,
+      application_name: 'booking-worker-listen',
+    });
+    client.on('notification', () => this.onDue());
+    client.on('error', (err) => {
+      this.log.warn({ err: err.message }, 'webhook listener lost its database connection');
+      void this.reconnect(client);
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${deliveries.ATTEMPTS_DUE_CHANNEL}`);
+      this.client = client;
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'webhook listener could not connect; polling meanwhile');
+      void this.reconnect(client);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.client?.end().catch(() => undefined);
+  }
+
+  private async reconnect(failed: pg.Client): Promise<void> {
+    if (this.client && this.client !== failed) return;
+    this.client = undefined;
+    await failed.end().catch(() => undefined);
+    await sleep(POLL_INTERVAL_MS);
+    if (!this.stopped) await this.start();
+  }
+}
