@@ -1,27 +1,21 @@
 /**
- * `npm run migrate`: knex migrations, then the pg-boss schema and queues, and the SQL functions that
- * send jobs from the database (db/jobs/sql-send.ts). Two migrate processes may start at once (a
- * release phase and a laptop, two deploys): an advisory lock makes the second wait for the first
- * and then find nothing left to do, instead of failing on knex's migration lock or racing pg-boss's
- * installer.
+ * `npm run migrate`: knex migrations, then the pg-boss schema and queues, the SQL functions that send
+ * jobs from the database (db/jobs/sql-send.ts), and every SQL function from its file in
+ * `db/functions/` (db/schema/sources.ts), created or replaced in one transaction. Two migrate
+ * processes may start at once (a release phase and a laptop, two deploys): an advisory lock makes
+ * the second wait for the first and then find nothing left to do, instead of failing on knex's
+ * migration lock or racing pg-boss's installer.
  */
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createBoss, ensureQueues } from './jobs/boss.ts';
 import { installSendFunctions } from './jobs/sql-send.ts';
 import { loadConfig, loadConfigOrExit, requireDatabaseUrl, type Config } from './platform/config.ts';
 import { createDb } from './postgres/knex.ts';
 import { createLogger, type Logger } from './platform/log.ts';
+import { functionFiles, MIGRATIONS } from './schema/sources.ts';
 
 /** Arbitrary constant naming the migration advisory lock (the ASCII of "booking!"). */
 const MIGRATION_LOCK_KEY = '7165064483209717537';
-
-/** Where knex finds the migrations, for `migrate.latest()` and `migrate.rollback()`. */
-export const MIGRATIONS = {
-  directory: path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations'),
-  loadExtensions: ['.ts'],
-};
 
 /** Brings the database at `databaseUrl` to the latest schema, knex and pg-boss alike. */
 export async function migrate(
@@ -51,8 +45,35 @@ export async function migrate(
     } finally {
       await db.destroy();
     }
+    await installFunctions(databaseUrl);
   } finally {
     await releaseLock();
+  }
+}
+
+/**
+ * Creates or replaces every SQL function from its file, in the files' order, in one transaction:
+ * processes running meanwhile see the functions of before or of after, never a mix. Sent as the
+ * files are written, on a connection of its own (knex would read their `?` as bindings).
+ */
+async function installFunctions(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'booking-migrate' });
+  await client.connect();
+  try {
+    await client.query('begin');
+    for (const file of functionFiles()) {
+      try {
+        await client.query(file.sql);
+      } catch (err) {
+        throw new Error(`db/functions/${file.name}.sql: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    await client.query('commit');
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    await client.end();
   }
 }
 

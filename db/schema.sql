@@ -419,451 +419,473 @@ CREATE OR REPLACE FUNCTION public.authorized_venues(p_partner_id uuid)
  LANGUAGE sql
  STABLE
 AS $function$
-      select v.* from venues v join venue_grants g on g.venue_id = v.id
-      where g.partner_id = p_partner_id and v.status <> 'archived'
-    $function$;
+  select v.* from venues v join venue_grants g on g.venue_id = v.id
+  where g.partner_id = p_partner_id and v.status <> 'archived'
+$function$;
 
 CREATE OR REPLACE FUNCTION public.booked_time_change(p_unit_id uuid, p_during tstzrange, p_add boolean)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
-    declare
-      v_first date := (lower(p_during) at time zone 'UTC')::date;
-      v_last date := (upper(p_during) at time zone 'UTC')::date;
-    begin
-      if p_add then
-        insert into booked_time as t (unit_id, utc_day, booked)
-          select p_unit_id, d.day, multirange(p_during * d.span)
-          from (select v_first + i as day,
-                       tstzrange((v_first + i) at time zone 'UTC', (v_first + i + 1) at time zone 'UTC') as span
-                  from generate_series(0, v_last - v_first) i) d
-          where not isempty(p_during * d.span)
-          on conflict (unit_id, utc_day) do update set booked = t.booked + excluded.booked;
-      else
-        update booked_time t
-          set booked = t.booked - multirange(p_during * tstzrange(t.utc_day at time zone 'UTC',
-                                                                  (t.utc_day + 1) at time zone 'UTC'))
-          where t.unit_id = p_unit_id and t.utc_day between v_first and v_last;
-      end if;
-    end
-    $function$;
+declare
+  v_first date := (lower(p_during) at time zone 'UTC')::date;
+  v_last date := (upper(p_during) at time zone 'UTC')::date;
+begin
+  if p_add then
+    insert into booked_time as t (unit_id, utc_day, booked)
+      select p_unit_id, d.day, multirange(p_during * d.span)
+      from (select v_first + i as day,
+                   tstzrange((v_first + i) at time zone 'UTC', (v_first + i + 1) at time zone 'UTC') as span
+              from generate_series(0, v_last - v_first) i) d
+      where not isempty(p_during * d.span)
+      on conflict (unit_id, utc_day) do update set booked = t.booked + excluded.booked;
+  else
+    update booked_time t
+      set booked = t.booked - multirange(p_during * tstzrange(t.utc_day at time zone 'UTC',
+                                                              (t.utc_day + 1) at time zone 'UTC'))
+      where t.unit_id = p_unit_id and t.utc_day between v_first and v_last;
+  end if;
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.booking_event_details(b bookings)
  RETURNS jsonb
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-      select jsonb_build_object(
-        'resource_id', b.resource_id, 'slot_start', iso_utc(b.slot_start), 'slot_end', iso_utc(b.slot_end),
-        'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)
-    $function$;
+  select jsonb_build_object(
+    'resource_id', b.resource_id, 'slot_start', iso_utc(b.slot_start), 'slot_end', iso_utc(b.slot_end),
+    'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.claim_idempotency_key(p_partner_id uuid, p_key text, p_operation text, p_fingerprint text)
  RETURNS idempotency_keys
  LANGUAGE plpgsql
 AS $function$
-    declare
-      v_record idempotency_keys;
-    begin
-      insert into idempotency_keys (partner_id, key, operation, fingerprint)
-        values (p_partner_id, p_key, p_operation, p_fingerprint) on conflict do nothing;
-      if found then
-        return null;
-      end if;
-      select k.* into v_record from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
-      return v_record;
-    end
-    $function$;
+declare
+  v_record idempotency_keys;
+begin
+  insert into idempotency_keys (partner_id, key, operation, fingerprint)
+    values (p_partner_id, p_key, p_operation, p_fingerprint) on conflict do nothing;
+  if found then
+    return null;
+  end if;
+  select k.* into v_record from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+  return v_record;
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.confirm_hold(p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text, p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
  RETURNS record
- LANGUAGE plpgsql
+ LANGUAGE sql
 AS $function$
-    declare
-      v_hold holds;
-      v_purchase uuid;
-      v_booking bookings;
-      v_used idempotency_keys;
-    begin
-      v_used := claim_idempotency_key(p_partner_id, p_key, 'confirm', p_fingerprint);
-      if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
-        select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
-          into replayed, operation, fingerprint, result, response;
-        return;
-      end if;
+  select * from confirm_hold(null, p_partner_id, p_key, p_fingerprint, p_hold_id, p_payment_reference,
+                             p_customer_name, p_customer_phone, p_customer_email, p_use_package_credit)
+$function$;
 
-      -- The spec's order: it exists, it is the caller's, its venue is still the caller's.
-      select h.* into v_hold from holds h where h.id = p_hold_id for update;
-      if not found then
-        raise exception using errcode = 'PB000', message = 'hold_not_found';
-      end if;
-      if v_hold.partner_id <> p_partner_id then
-        raise exception using errcode = 'PB000', message = 'not_owner';
-      end if;
-      if not venue_authorized(p_partner_id, v_hold.venue_id) then
-        raise exception using errcode = 'PB000', message = 'venue_not_authorized';
-      end if;
-      if hold_is_expired(v_hold) then
-        raise exception using errcode = 'PB000', message = 'hold_expired';
-      end if;
-      if v_hold.status <> 'ACTIVE' then
-        raise exception using errcode = 'PB000', message = 'invalid_hold_state', detail = v_hold.status;
-      end if;
-      if not hold_is_intact(v_hold) then
-        raise exception using errcode = 'PB000', message = 'double_booking';
-      end if;
-      -- A member's price is for that member (CONTRACT.md, "Hardening answers").
-      if v_hold.discount_percent > 0 and p_customer_phone is distinct from v_hold.customer_phone then
-        raise exception using errcode = 'PB000', message = 'not_the_member';
-      end if;
-      if p_use_package_credit then
-        -- The caller's purchase for this customer and venue that expires first, locked: a concurrent
-        -- confirm that emptied it first makes the lock's recheck skip it to the next, so the last
-        -- credit is taken once and none goes below zero. None left: a paid confirm (CONTRACT.md).
-        update package_purchases p set credits_remaining = p.credits_remaining - 1
-          from (select pp.id from package_purchases pp
-                 where pp.partner_id = p_partner_id and pp.venue_id = v_hold.venue_id
-                   and pp.customer_phone = p_customer_phone and pp.credits_remaining > 0 and pp.expires_at > now()
-                 order by pp.expires_at, pp.id
-                 limit 1
-                 for update) c
-         where p.id = c.id
-         returning p.id into v_purchase;
-      end if;
-
-      update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
-      update reservations set expires_at = null where hold_id = v_hold.id;
-      insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
-                            payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
-                            customer_email)
-        values (v_hold.id, v_hold.partner_id, v_hold.venue_id, v_hold.resource_id, v_hold.slot_id, v_hold.slot_start,
-                v_hold.slot_end, v_hold.price_rupees, p_payment_reference,
-                case when v_purchase is not null then 'package' end, v_purchase, p_customer_name, p_customer_phone,
-                p_customer_email)
-        returning * into v_booking;
-      perform record_booking_event(v_booking, 'booking_created');
-
-      replayed := false;
-      result := jsonb_build_object('booking', to_jsonb(v_booking), 'package_credit_consumed',
-        case when p_use_package_credit is not null then v_purchase is not null end);
-      update idempotency_keys k set result = confirm_hold.result where k.partner_id = p_partner_id and k.key = p_key;
-    end
-    $function$;
-
-CREATE OR REPLACE FUNCTION public.confirm_hold_traced(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text, p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+CREATE OR REPLACE FUNCTION public.confirm_hold(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text, p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
  RETURNS record
  LANGUAGE plpgsql
 AS $function$
-    begin
-      perform set_config('booking.trace', p_trace, true);
-      select * into replayed, operation, fingerprint, result, response
-        from confirm_hold(p_partner_id, p_key, p_fingerprint, p_hold_id, p_payment_reference,
-                          p_customer_name, p_customer_phone, p_customer_email, p_use_package_credit);
-    end
-    $function$;
+declare
+  v_hold holds;
+  v_purchase uuid;
+  v_booking bookings;
+  v_used idempotency_keys;
+begin
+  if p_trace is not null then
+    perform set_config('booking.trace', p_trace, true);
+  end if;
+  v_used := claim_idempotency_key(p_partner_id, p_key, 'confirm', p_fingerprint);
+  if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
+    select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
+      into replayed, operation, fingerprint, result, response;
+    return;
+  end if;
+
+  -- The spec's order: it exists, it is the caller's, its venue is still the caller's.
+  select h.* into v_hold from holds h where h.id = p_hold_id for update;
+  if not found then
+    raise exception using errcode = 'PB000', message = 'hold_not_found';
+  end if;
+  if v_hold.partner_id <> p_partner_id then
+    raise exception using errcode = 'PB000', message = 'not_owner';
+  end if;
+  if not venue_authorized(p_partner_id, v_hold.venue_id) then
+    raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+  end if;
+  if hold_is_expired(v_hold) then
+    raise exception using errcode = 'PB000', message = 'hold_expired';
+  end if;
+  if v_hold.status <> 'ACTIVE' then
+    raise exception using errcode = 'PB000', message = 'invalid_hold_state', detail = v_hold.status;
+  end if;
+  if not hold_is_intact(v_hold) then
+    raise exception using errcode = 'PB000', message = 'double_booking';
+  end if;
+  -- A member's price is for that member (CONTRACT.md, "Hardening answers").
+  if v_hold.discount_percent > 0 and p_customer_phone is distinct from v_hold.customer_phone then
+    raise exception using errcode = 'PB000', message = 'not_the_member';
+  end if;
+  if p_use_package_credit then
+    -- The caller's purchase for this customer and venue that expires first, locked: a concurrent
+    -- confirm that emptied it first makes the lock's recheck skip it to the next, so the last
+    -- credit is taken once and none goes below zero. None left: a paid confirm (CONTRACT.md).
+    update package_purchases p set credits_remaining = p.credits_remaining - 1
+      from (select pp.id from package_purchases pp
+             where pp.partner_id = p_partner_id and pp.venue_id = v_hold.venue_id
+               and pp.customer_phone = p_customer_phone and pp.credits_remaining > 0 and pp.expires_at > now()
+             order by pp.expires_at, pp.id
+             limit 1
+             for update) c
+     where p.id = c.id
+     returning p.id into v_purchase;
+  end if;
+
+  update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
+  update reservations set expires_at = null where hold_id = v_hold.id;
+  insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
+                        payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
+                        customer_email)
+    values (v_hold.id, v_hold.partner_id, v_hold.venue_id, v_hold.resource_id, v_hold.slot_id, v_hold.slot_start,
+            v_hold.slot_end, v_hold.price_rupees, p_payment_reference,
+            case when v_purchase is not null then 'package' end, v_purchase, p_customer_name, p_customer_phone,
+            p_customer_email)
+    returning * into v_booking;
+  perform record_booking_event(v_booking, 'booking_created', null); -- (the trace is set above)
+
+  replayed := false;
+  result := jsonb_build_object('booking', to_jsonb(v_booking), 'package_credit_consumed',
+    case when p_use_package_credit is not null then v_purchase is not null end);
+  update idempotency_keys k set result = confirm_hold.result where k.partner_id = p_partner_id and k.key = p_key;
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.confirm_hold_traced(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text, p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+ RETURNS record
+ LANGUAGE sql
+AS $function$
+  select * from confirm_hold(p_trace, p_partner_id, p_key, p_fingerprint, p_hold_id, p_payment_reference,
+                             p_customer_name, p_customer_phone, p_customer_email, p_use_package_credit)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.hold_event_details(h holds)
  RETURNS jsonb
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-      select jsonb_build_object(
-        'resource_id', h.resource_id, 'slot_start', iso_utc(h.slot_start), 'slot_end', iso_utc(h.slot_end),
-        'price_rupees', h.price_rupees, 'hold_expiry_at', iso_utc(h.hold_expiry_at), 'status', h.status)
-    $function$;
+  select jsonb_build_object(
+    'resource_id', h.resource_id, 'slot_start', iso_utc(h.slot_start), 'slot_end', iso_utc(h.slot_end),
+    'price_rupees', h.price_rupees, 'hold_expiry_at', iso_utc(h.hold_expiry_at), 'status', h.status)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.hold_is_expired(h holds)
  RETURNS boolean
  LANGUAGE sql
  STABLE
 AS $function$
-      select h.status = 'EXPIRED' or (h.status = 'ACTIVE' and h.hold_expiry_at <= now())
-    $function$;
+  select h.status = 'EXPIRED' or (h.status = 'ACTIVE' and h.hold_expiry_at <= now())
+$function$;
 
 CREATE OR REPLACE FUNCTION public.hold_is_intact(h holds)
  RETURNS boolean
  LANGUAGE sql
  STABLE
 AS $function$
-      select (select count(*) from reservations rv where rv.hold_id = h.id and reservation_is_live(rv))
-             = cardinality(resource_units(h.resource_id))
-    $function$;
+  select (select count(*) from reservations rv where rv.hold_id = h.id and reservation_is_live(rv))
+         = cardinality(resource_units(h.resource_id))
+$function$;
 
 CREATE OR REPLACE FUNCTION public.iso_utc(t timestamp with time zone)
  RETURNS text
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-      select to_char(t at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-    $function$;
+  select to_char(t at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+$function$;
 
 CREATE OR REPLACE FUNCTION public.job_trace()
  RETURNS jsonb
  LANGUAGE sql
  STABLE
 AS $function$
-      select case when coalesce(current_setting('booking.trace', true), '') = '' then '{}'::jsonb
-                  else jsonb_build_object('trace', current_setting('booking.trace', true)::jsonb) end
-    $function$;
+  select case when coalesce(current_setting('booking.trace', true), '') = '' then '{}'::jsonb
+              else jsonb_build_object('trace', current_setting('booking.trace', true)::jsonb) end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.lock_reservation_windows(p_units uuid[], p_during tstzrange)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
-    declare
-      v_key bigint;
-    begin
-      for v_key in
-        select distinct hashtextextended('reservation-window:' || u || ':' || h, 0)
-          from unnest(p_units) u,
-               generate_series(floor(extract(epoch from lower(p_during)) / 3600)::bigint,
-                               ceil(extract(epoch from upper(p_during)) / 3600)::bigint - 1) h
-         order by 1
-      loop
-        perform pg_advisory_xact_lock(v_key);
-      end loop;
-    end
-    $function$;
+declare
+  v_key bigint;
+begin
+  for v_key in
+    select distinct hashtextextended('reservation-window:' || u || ':' || h, 0)
+      from unnest(p_units) u,
+           generate_series(floor(extract(epoch from lower(p_during)) / 3600)::bigint,
+                           ceil(extract(epoch from upper(p_during)) / 3600)::bigint - 1) h
+     order by 1
+  loop
+    perform pg_advisory_xact_lock(v_key);
+  end loop;
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.place_hold(p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid, p_start timestamp with time zone, p_minutes integer, p_customer_phone text, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
  RETURNS record
- LANGUAGE plpgsql
+ LANGUAGE sql
 AS $function$
-    declare
-      v_end timestamptz := p_start + make_interval(mins => p_minutes);
-      v_venue venues;
-      v_resource resources;
-      v_units uuid[];
-      v_count integer;
-      v_first timestamptz;
-      v_bookable boolean;
-      v_full_price integer;
-      v_discount integer;
-      v_live uuid[];
-      v_overdue uuid[];
-      v_hold holds;
-      v_used idempotency_keys;
-    begin
-      v_used := claim_idempotency_key(p_partner_id, p_key, 'hold', p_fingerprint);
-      if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
-        select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
-          into replayed, operation, fingerprint, result, response;
-        return;
-      end if;
+  select * from place_hold(null, p_partner_id, p_key, p_fingerprint, p_venue_id, p_resource_id, p_start,
+                           p_minutes, p_customer_phone)
+$function$;
 
-      select v.* into v_venue from authorized_venues(p_partner_id) v where v.id = p_venue_id;
-      if not found then
-        raise exception using errcode = 'PB000', message = 'venue_not_authorized';
-      end if;
-      select r.* into v_resource from resources r where r.id = p_resource_id and r.venue_id = v_venue.id;
-      if not found then
-        raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
-      end if;
-      if v_venue.status <> 'active' then
-        raise exception using errcode = 'PB000', message = 'venue_paused';
-      end if;
-      if p_minutes % v_resource.duration_minutes <> 0 then
-        raise exception using errcode = 'PB000', message = 'duration_not_multiple',
-          detail = v_resource.duration_minutes::text;
-      end if;
-      select count(*), min(s.slot_start), coalesce(bool_and(s.bookable), false), sum(s.price_rupees)
-        into v_count, v_first, v_bookable, v_full_price
-        from venue_slots(v_venue.id, (p_start at time zone v_venue.timezone)::date, v_resource.id, p_start, v_end) s;
-      if v_first is distinct from p_start or v_count * v_resource.duration_minutes <> p_minutes then
-        raise exception using errcode = 'PB000', message = 'not_on_grid';
-      end if;
-      if not v_bookable then
-        raise exception using errcode = 'PB000', message = 'not_bookable';
-      end if;
-      select coalesce(max(m.discount_percent), 0) into v_discount from memberships m
-        where m.venue_id = v_venue.id and m.customer_phone = p_customer_phone
-          and (m.expires_at is null or m.expires_at > now());
-
-      v_units := resource_units(v_resource.id);
-      perform lock_reservation_windows(v_units, tstzrange(p_start, v_end));
-      select array_agg(distinct r.resource_id) filter (where reservation_is_live(r)),
-             array_agg(distinct r.hold_id) filter (where reservation_is_overdue(r))
-        into v_live, v_overdue
-        from reservations r
-        where r.active and r.unit_id = any (v_units) and r.during && tstzrange(p_start, v_end);
-      if v_live is not null then
-        raise exception using errcode = 'PB000',
-          message = case when v_resource.id = any (v_live) then 'slot_taken' else 'transformation_conflict' end;
-      end if;
-      if v_overdue is not null then
-        -- A hold past its expiry blocks nobody; the caller expires it (as its job would) and retries.
-        raise exception using errcode = 'PB000', message = 'overdue', detail = array_to_string(v_overdue, ',');
-      end if;
-
-      insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
-                         price_rupees, customer_phone, discount_percent)
-        values (p_partner_id, v_venue.id, v_resource.id, slot_id(v_resource.id, p_start), p_start, v_end,
-                now() + make_interval(secs => v_venue.hold_seconds),
-                round((v_full_price * (100 - v_discount))::numeric / 100)::integer, p_customer_phone, v_discount)
-        returning * into v_hold;
-      insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
-        select v_hold.id, u, v_hold.resource_id, tstzrange(v_hold.slot_start, v_hold.slot_end), v_hold.hold_expiry_at
-          from unnest(v_units) u;
-      perform record_hold_event(v_hold, 'hold_created');
-      perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id) || job_trace(), v_hold.hold_expiry_at);
-
-      replayed := false;
-      result := to_jsonb(v_hold);
-      update idempotency_keys k set result = place_hold.result where k.partner_id = p_partner_id and k.key = p_key;
-    end
-    $function$;
-
-CREATE OR REPLACE FUNCTION public.place_hold_traced(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid, p_start timestamp with time zone, p_minutes integer, p_customer_phone text, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+CREATE OR REPLACE FUNCTION public.place_hold(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid, p_start timestamp with time zone, p_minutes integer, p_customer_phone text, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
  RETURNS record
  LANGUAGE plpgsql
 AS $function$
-    begin
-      perform set_config('booking.trace', p_trace, true);
-      select * into replayed, operation, fingerprint, result, response
-        from place_hold(p_partner_id, p_key, p_fingerprint, p_venue_id, p_resource_id, p_start,
-                        p_minutes, p_customer_phone);
-    end
-    $function$;
+declare
+  v_end timestamptz := p_start + make_interval(mins => p_minutes);
+  v_venue venues;
+  v_resource resources;
+  v_units uuid[];
+  v_count integer;
+  v_first timestamptz;
+  v_bookable boolean;
+  v_full_price integer;
+  v_discount integer;
+  v_live uuid[];
+  v_overdue uuid[];
+  v_hold holds;
+  v_used idempotency_keys;
+begin
+  if p_trace is not null then
+    perform set_config('booking.trace', p_trace, true);
+  end if;
+  v_used := claim_idempotency_key(p_partner_id, p_key, 'hold', p_fingerprint);
+  if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
+    select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
+      into replayed, operation, fingerprint, result, response;
+    return;
+  end if;
+
+  select v.* into v_venue from authorized_venues(p_partner_id) v where v.id = p_venue_id;
+  if not found then
+    raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+  end if;
+  select r.* into v_resource from resources r where r.id = p_resource_id and r.venue_id = v_venue.id;
+  if not found then
+    raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
+  end if;
+  if v_venue.status <> 'active' then
+    raise exception using errcode = 'PB000', message = 'venue_paused';
+  end if;
+  if p_minutes % v_resource.duration_minutes <> 0 then
+    raise exception using errcode = 'PB000', message = 'duration_not_multiple',
+      detail = v_resource.duration_minutes::text;
+  end if;
+  select count(*), min(s.slot_start), coalesce(bool_and(s.bookable), false), sum(s.price_rupees)
+    into v_count, v_first, v_bookable, v_full_price
+    from venue_slots(v_venue.id, (p_start at time zone v_venue.timezone)::date, v_resource.id, p_start, v_end) s;
+  if v_first is distinct from p_start or v_count * v_resource.duration_minutes <> p_minutes then
+    raise exception using errcode = 'PB000', message = 'not_on_grid';
+  end if;
+  if not v_bookable then
+    raise exception using errcode = 'PB000', message = 'not_bookable';
+  end if;
+  select coalesce(max(m.discount_percent), 0) into v_discount from memberships m
+    where m.venue_id = v_venue.id and m.customer_phone = p_customer_phone
+      and (m.expires_at is null or m.expires_at > now());
+
+  v_units := resource_units(v_resource.id);
+  perform lock_reservation_windows(v_units, tstzrange(p_start, v_end));
+  select array_agg(distinct r.resource_id) filter (where reservation_is_live(r)),
+         array_agg(distinct r.hold_id) filter (where reservation_is_overdue(r))
+    into v_live, v_overdue
+    from reservations r
+    where r.active and r.unit_id = any (v_units) and r.during && tstzrange(p_start, v_end);
+  if v_live is not null then
+    raise exception using errcode = 'PB000',
+      message = case when v_resource.id = any (v_live) then 'slot_taken' else 'transformation_conflict' end;
+  end if;
+  if v_overdue is not null then
+    -- A hold past its expiry blocks nobody; the caller expires it (as its job would) and retries.
+    raise exception using errcode = 'PB000', message = 'overdue', detail = array_to_string(v_overdue, ',');
+  end if;
+
+  insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
+                     price_rupees, customer_phone, discount_percent)
+    values (p_partner_id, v_venue.id, v_resource.id, slot_id(v_resource.id, p_start), p_start, v_end,
+            now() + make_interval(secs => v_venue.hold_seconds),
+            round((v_full_price * (100 - v_discount))::numeric / 100)::integer, p_customer_phone, v_discount)
+    returning * into v_hold;
+  insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
+    select v_hold.id, u, v_hold.resource_id, tstzrange(v_hold.slot_start, v_hold.slot_end), v_hold.hold_expiry_at
+      from unnest(v_units) u;
+  perform record_hold_event(v_hold, 'hold_created', null); -- (the trace is the transaction's already)
+  perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id) || job_trace(), v_hold.hold_expiry_at);
+
+  replayed := false;
+  result := to_jsonb(v_hold);
+  update idempotency_keys k set result = place_hold.result where k.partner_id = p_partner_id and k.key = p_key;
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.place_hold_traced(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid, p_start timestamp with time zone, p_minutes integer, p_customer_phone text, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+ RETURNS record
+ LANGUAGE sql
+AS $function$
+  select * from place_hold(p_trace, p_partner_id, p_key, p_fingerprint, p_venue_id, p_resource_id, p_start,
+                           p_minutes, p_customer_phone)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.publish_event(p_event_id uuid)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
-    begin
-      insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at, trace)
-      select e.id, s.id, s.partner_id, gen_random_uuid(), now(), nullif(current_setting('booking.trace', true), '')
-        from events e
-        join venue_grants g on g.venue_id = e.venue_id
-        join webhook_subscriptions s on s.partner_id = g.partner_id
-       where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
-         and venue_authorized(g.partner_id, e.venue_id)
-      on conflict (event_id, subscription_id) do nothing;
-      if found then
-        perform pg_notify('webhook_attempts_due', '');
-      end if;
-    end
-    $function$;
+begin
+  insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at, trace)
+  select e.id, s.id, s.partner_id, gen_random_uuid(), now(), nullif(current_setting('booking.trace', true), '')
+    from events e
+    join venue_grants g on g.venue_id = e.venue_id
+    join webhook_subscriptions s on s.partner_id = g.partner_id
+   where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
+     and venue_authorized(g.partner_id, e.venue_id)
+  on conflict (event_id, subscription_id) do nothing;
+  if found then
+    perform pg_notify('webhook_attempts_due', '');
+  end if;
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.publish_event(p_event_id uuid, p_trace text)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
-    begin
-      if p_trace is not null then perform set_config('booking.trace', p_trace, true); end if;
-      perform publish_event(p_event_id);
-    end
-    $function$;
+begin
+  if p_trace is not null then
+    perform set_config('booking.trace', p_trace, true);
+  end if;
+  perform publish_event(p_event_id);
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.queue_delivery_attempt(p_delivery_id uuid, p_attempt_id uuid)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
-    begin
-      -- The attempt is on the schedule already (its delivery names it, due now): wake the workers.
-      perform pg_notify('webhook_attempts_due', '');
-    end
-    $function$;
+begin
+  perform pg_notify('webhook_attempts_due', '');
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.record_booking_event(b bookings, p_type text)
  RETURNS uuid
- LANGUAGE plpgsql
+ LANGUAGE sql
 AS $function$
-    declare
-      v_id uuid;
-    begin
-      insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
-        values (p_type, b.venue_id, b.partner_id, b.hold_id, b.id, b.slot_id, booking_event_details(b))
-        returning id into v_id;
-      perform publish_event(v_id);
-      return v_id;
-    end
-    $function$;
+  select record_booking_event(b, p_type, null)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.record_booking_event(r bookings, p_type text, p_trace text)
  RETURNS uuid
+ LANGUAGE sql
+AS $function$
+  select record_event(p_type, r.venue_id, r.partner_id, r.hold_id, r.id, r.slot_id, booking_event_details(r), p_trace)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.record_event(p_type text, p_venue_id uuid, p_partner_id uuid, p_hold_id uuid, p_booking_id uuid, p_slot_id uuid, p_details jsonb, p_trace text DEFAULT NULL::text)
+ RETURNS uuid
  LANGUAGE plpgsql
 AS $function$
-    begin
-      if p_trace is not null then perform set_config('booking.trace', p_trace, true); end if;
-      return record_booking_event(r, p_type);
-    end
-    $function$;
+declare
+  v_id uuid;
+begin
+  if p_trace is not null then
+    perform set_config('booking.trace', p_trace, true);
+  end if;
+  insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
+    values (p_type, p_venue_id, p_partner_id, p_hold_id, p_booking_id, p_slot_id, p_details)
+    returning id into v_id;
+  perform publish_event(v_id);
+  return v_id;
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.record_hold_event(h holds, p_type text)
  RETURNS uuid
- LANGUAGE plpgsql
+ LANGUAGE sql
 AS $function$
-    declare
-      v_id uuid;
-    begin
-      insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
-        values (p_type, h.venue_id, h.partner_id, h.id, null, h.slot_id, hold_event_details(h))
-        returning id into v_id;
-      perform publish_event(v_id);
-      return v_id;
-    end
-    $function$;
+  select record_hold_event(h, p_type, null)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.record_hold_event(r holds, p_type text, p_trace text)
  RETURNS uuid
- LANGUAGE plpgsql
+ LANGUAGE sql
 AS $function$
-    begin
-      if p_trace is not null then perform set_config('booking.trace', p_trace, true); end if;
-      return record_hold_event(r, p_type);
-    end
-    $function$;
+  select record_event(p_type, r.venue_id, r.partner_id, r.id, null, r.slot_id, hold_event_details(r), p_trace)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.record_waitlist_event(w waitlist_entries, p_window_start timestamp with time zone, p_window_end timestamp with time zone, p_price integer, p_trace text DEFAULT NULL::text)
+ RETURNS uuid
+ LANGUAGE sql
+AS $function$
+  select record_event('waitlist_promoted', w.venue_id, w.partner_id, null, null, w.slot_id,
+    jsonb_build_object('waitlist_entry_id', w.id, 'resource_id', w.resource_id, 'slot_date', w.slot_date,
+      'slot_start', iso_utc(p_window_start), 'slot_end', iso_utc(p_window_end), 'price_rupees', p_price,
+      'status', w.status, 'promoted_at', iso_utc(w.promoted_at), 'expires_at', iso_utc(w.expires_at)),
+    p_trace)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.reservation_is_live(r reservations)
  RETURNS boolean
  LANGUAGE sql
  STABLE
 AS $function$
-      select r.active and (r.expires_at is null or r.expires_at > now())
-    $function$;
+  select r.active and (r.expires_at is null or r.expires_at > now())
+$function$;
 
 CREATE OR REPLACE FUNCTION public.reservation_is_overdue(r reservations)
  RETURNS boolean
  LANGUAGE sql
  STABLE
 AS $function$
-      select r.active and not reservation_is_live(r)
-    $function$;
+  select r.active and not reservation_is_live(r)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.reservations_clear_booked_time()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
-    begin
-      truncate booked_time;
-      return null;
-    end
-    $function$;
+begin
+  truncate booked_time;
+  return null;
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.reservations_keep_booked_time()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
-    begin
-      if tg_op in ('UPDATE', 'DELETE') and old.active and old.expires_at is null then
-        perform booked_time_change(old.unit_id, old.during, false);
-      end if;
-      if tg_op in ('INSERT', 'UPDATE') and new.active and new.expires_at is null then
-        perform booked_time_change(new.unit_id, new.during, true);
-      end if;
-      return null;
-    end
-    $function$;
+begin
+  if tg_op in ('UPDATE', 'DELETE') and old.active and old.expires_at is null then
+    perform booked_time_change(old.unit_id, old.during, false);
+  end if;
+  if tg_op in ('INSERT', 'UPDATE') and new.active and new.expires_at is null then
+    perform booked_time_change(new.unit_id, new.during, true);
+  end if;
+  return null;
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.resource_units(p_resource_id uuid)
  RETURNS uuid[]
  LANGUAGE sql
  STABLE
 AS $function$
-      select coalesce(
-        (select array_agg(part_id order by part_id) from resource_parts where resource_id = p_resource_id),
-        array[p_resource_id])
-    $function$;
+  select coalesce(
+    (select array_agg(part_id order by part_id) from resource_parts where resource_id = p_resource_id),
+    array[p_resource_id])
+$function$;
 
 CREATE OR REPLACE FUNCTION public.send_job_hold_expire(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
  RETURNS SETOF uuid
@@ -964,607 +986,186 @@ AS $function$
     end
     $function$;
 
-CREATE OR REPLACE FUNCTION public.send_job_retention_prune(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
- RETURNS SETOF uuid
- LANGUAGE plpgsql
-AS $function$
-    begin
-      return query 
-    INSERT INTO pgboss.job_common (
-      id,
-      name,
-      data,
-      priority,
-      start_after,
-      created_on,
-      singleton_key,
-      singleton_on,
-      group_id,
-      group_tier,
-      expire_seconds,
-      deletion_seconds,
-      keep_until,
-      retry_limit,
-      retry_delay,
-      retry_backoff,
-      retry_delay_max,
-      policy,
-      dead_letter,
-      heartbeat_seconds,
-      blocked,
-      blocking,
-      pending_dependencies
-    )
-    SELECT
-      COALESCE(id, gen_random_uuid()) as id,
-      'retention.prune' as name,
-      data,
-      COALESCE(priority, 0) as priority,
-      j.start_after,
-      pgboss.job_now() as created_on,
-      "singletonKey",
-      CASE
-        
-        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
-        ELSE NULL
-        END as singleton_on,
-      "groupId" as group_id,
-      "groupTier" as group_tier,
-      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
-      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
-      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
-      COALESCE("retryLimit", q.retry_limit) as retry_limit,
-      COALESCE("retryDelay", q.retry_delay) as retry_delay,
-      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
-      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
-      q.policy,
-      COALESCE("deadLetter", q.dead_letter) as dead_letter,
-      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
-      COALESCE(blocked, false) as blocked,
-      COALESCE(blocking, false) as blocking,
-      COALESCE("pendingDependencies", 0) as pending_dependencies
-    FROM (
-      SELECT *,
-        CASE
-          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
-          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
-          END as start_after
-      FROM json_to_recordset(json_build_array(json_build_object(
-      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
-      'expireInSeconds', coalesce(p_expire_seconds, 3600)))::text::json) as x (
-        id uuid,
-        priority integer,
-        data jsonb,
-        "startAfter" text,
-        "retryLimit" integer,
-        "retryDelay" integer,
-        "retryDelayMax" integer,
-        "retryBackoff" boolean,
-        "singletonKey" text,
-        "singletonSeconds" integer,
-        "singletonOffset" integer,
-        
-        "groupId" text,
-        "groupTier" text,
-        "expireInSeconds" integer,
-        "deleteAfterSeconds" integer,
-        "retentionSeconds" integer,
-        "deadLetter" text,
-        "heartbeatSeconds" integer,
-        blocked boolean,
-        blocking boolean,
-        "pendingDependencies" integer
-      )
-    ) j
-    JOIN pgboss.queue q ON q.name = 'retention.prune'
-    ON CONFLICT DO NOTHING
-    RETURNING id
-  ;
-    end
-    $function$;
-
-CREATE OR REPLACE FUNCTION public.send_job_waitlist_expire(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
- RETURNS SETOF uuid
- LANGUAGE plpgsql
-AS $function$
-    begin
-      return query 
-    INSERT INTO pgboss.job_common (
-      id,
-      name,
-      data,
-      priority,
-      start_after,
-      created_on,
-      singleton_key,
-      singleton_on,
-      group_id,
-      group_tier,
-      expire_seconds,
-      deletion_seconds,
-      keep_until,
-      retry_limit,
-      retry_delay,
-      retry_backoff,
-      retry_delay_max,
-      policy,
-      dead_letter,
-      heartbeat_seconds,
-      blocked,
-      blocking,
-      pending_dependencies
-    )
-    SELECT
-      COALESCE(id, gen_random_uuid()) as id,
-      'waitlist.expire' as name,
-      data,
-      COALESCE(priority, 0) as priority,
-      j.start_after,
-      pgboss.job_now() as created_on,
-      "singletonKey",
-      CASE
-        
-        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
-        ELSE NULL
-        END as singleton_on,
-      "groupId" as group_id,
-      "groupTier" as group_tier,
-      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
-      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
-      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
-      COALESCE("retryLimit", q.retry_limit) as retry_limit,
-      COALESCE("retryDelay", q.retry_delay) as retry_delay,
-      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
-      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
-      q.policy,
-      COALESCE("deadLetter", q.dead_letter) as dead_letter,
-      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
-      COALESCE(blocked, false) as blocked,
-      COALESCE(blocking, false) as blocking,
-      COALESCE("pendingDependencies", 0) as pending_dependencies
-    FROM (
-      SELECT *,
-        CASE
-          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
-          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
-          END as start_after
-      FROM json_to_recordset(json_build_array(json_build_object(
-      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
-      'expireInSeconds', coalesce(p_expire_seconds, 15)))::text::json) as x (
-        id uuid,
-        priority integer,
-        data jsonb,
-        "startAfter" text,
-        "retryLimit" integer,
-        "retryDelay" integer,
-        "retryDelayMax" integer,
-        "retryBackoff" boolean,
-        "singletonKey" text,
-        "singletonSeconds" integer,
-        "singletonOffset" integer,
-        
-        "groupId" text,
-        "groupTier" text,
-        "expireInSeconds" integer,
-        "deleteAfterSeconds" integer,
-        "retentionSeconds" integer,
-        "deadLetter" text,
-        "heartbeatSeconds" integer,
-        blocked boolean,
-        blocking boolean,
-        "pendingDependencies" integer
-      )
-    ) j
-    JOIN pgboss.queue q ON q.name = 'waitlist.expire'
-    ON CONFLICT DO NOTHING
-    RETURNING id
-  ;
-    end
-    $function$;
-
-CREATE OR REPLACE FUNCTION public.send_job_waitlist_promote(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
- RETURNS SETOF uuid
- LANGUAGE plpgsql
-AS $function$
-    begin
-      return query 
-    WITH ins AS (
-      
-    INSERT INTO pgboss.job_common (
-      id,
-      name,
-      data,
-      priority,
-      start_after,
-      created_on,
-      singleton_key,
-      singleton_on,
-      group_id,
-      group_tier,
-      expire_seconds,
-      deletion_seconds,
-      keep_until,
-      retry_limit,
-      retry_delay,
-      retry_backoff,
-      retry_delay_max,
-      policy,
-      dead_letter,
-      heartbeat_seconds,
-      blocked,
-      blocking,
-      pending_dependencies
-    )
-    SELECT
-      COALESCE(id, gen_random_uuid()) as id,
-      'waitlist.promote' as name,
-      data,
-      COALESCE(priority, 0) as priority,
-      j.start_after,
-      pgboss.job_now() as created_on,
-      "singletonKey",
-      CASE
-        
-        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
-        ELSE NULL
-        END as singleton_on,
-      "groupId" as group_id,
-      "groupTier" as group_tier,
-      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
-      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
-      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
-      COALESCE("retryLimit", q.retry_limit) as retry_limit,
-      COALESCE("retryDelay", q.retry_delay) as retry_delay,
-      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
-      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
-      q.policy,
-      COALESCE("deadLetter", q.dead_letter) as dead_letter,
-      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
-      COALESCE(blocked, false) as blocked,
-      COALESCE(blocking, false) as blocking,
-      COALESCE("pendingDependencies", 0) as pending_dependencies
-    FROM (
-      SELECT *,
-        CASE
-          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
-          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
-          END as start_after
-      FROM json_to_recordset(json_build_array(json_build_object(
-      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
-      'expireInSeconds', coalesce(p_expire_seconds, 15)))::text::json) as x (
-        id uuid,
-        priority integer,
-        data jsonb,
-        "startAfter" text,
-        "retryLimit" integer,
-        "retryDelay" integer,
-        "retryDelayMax" integer,
-        "retryBackoff" boolean,
-        "singletonKey" text,
-        "singletonSeconds" integer,
-        "singletonOffset" integer,
-        
-        "groupId" text,
-        "groupTier" text,
-        "expireInSeconds" integer,
-        "deleteAfterSeconds" integer,
-        "retentionSeconds" integer,
-        "deadLetter" text,
-        "heartbeatSeconds" integer,
-        blocked boolean,
-        blocking boolean,
-        "pendingDependencies" integer
-      )
-    ) j
-    JOIN pgboss.queue q ON q.name = 'waitlist.promote'
-    ON CONFLICT DO NOTHING
-    RETURNING id, start_after
-  
-    ),
-    notified AS (
-      SELECT pg_notify(('pgboss_' || left(encode(sha224('pgboss'::bytea), 'hex'), 24)), 'waitlist.promote')
-      FROM ins WHERE start_after <= pgboss.job_now() LIMIT 1
-    )
-    SELECT id FROM ins WHERE (SELECT count(*) FROM notified) >= 0
-  ;
-    end
-    $function$;
-
-CREATE OR REPLACE FUNCTION public.send_job_webhook_fanout(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
- RETURNS SETOF uuid
- LANGUAGE plpgsql
-AS $function$
-    begin
-      return query 
-    WITH ins AS (
-      
-    INSERT INTO pgboss.job_common (
-      id,
-      name,
-      data,
-      priority,
-      start_after,
-      created_on,
-      singleton_key,
-      singleton_on,
-      group_id,
-      group_tier,
-      expire_seconds,
-      deletion_seconds,
-      keep_until,
-      retry_limit,
-      retry_delay,
-      retry_backoff,
-      retry_delay_max,
-      policy,
-      dead_letter,
-      heartbeat_seconds,
-      blocked,
-      blocking,
-      pending_dependencies
-    )
-    SELECT
-      COALESCE(id, gen_random_uuid()) as id,
-      'webhook.fanout' as name,
-      data,
-      COALESCE(priority, 0) as priority,
-      j.start_after,
-      pgboss.job_now() as created_on,
-      "singletonKey",
-      CASE
-        
-        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
-        ELSE NULL
-        END as singleton_on,
-      "groupId" as group_id,
-      "groupTier" as group_tier,
-      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
-      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
-      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
-      COALESCE("retryLimit", q.retry_limit) as retry_limit,
-      COALESCE("retryDelay", q.retry_delay) as retry_delay,
-      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
-      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
-      q.policy,
-      COALESCE("deadLetter", q.dead_letter) as dead_letter,
-      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
-      COALESCE(blocked, false) as blocked,
-      COALESCE(blocking, false) as blocking,
-      COALESCE("pendingDependencies", 0) as pending_dependencies
-    FROM (
-      SELECT *,
-        CASE
-          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
-          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
-          END as start_after
-      FROM json_to_recordset(json_build_array(json_build_object(
-      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
-      'expireInSeconds', coalesce(p_expire_seconds, 15)))::text::json) as x (
-        id uuid,
-        priority integer,
-        data jsonb,
-        "startAfter" text,
-        "retryLimit" integer,
-        "retryDelay" integer,
-        "retryDelayMax" integer,
-        "retryBackoff" boolean,
-        "singletonKey" text,
-        "singletonSeconds" integer,
-        "singletonOffset" integer,
-        
-        "groupId" text,
-        "groupTier" text,
-        "expireInSeconds" integer,
-        "deleteAfterSeconds" integer,
-        "retentionSeconds" integer,
-        "deadLetter" text,
-        "heartbeatSeconds" integer,
-        blocked boolean,
-        blocking boolean,
-        "pendingDependencies" integer
-      )
-    ) j
-    JOIN pgboss.queue q ON q.name = 'webhook.fanout'
-    ON CONFLICT DO NOTHING
-    RETURNING id, start_after
-  
-    ),
-    notified AS (
-      SELECT pg_notify(('pgboss_' || left(encode(sha224('pgboss'::bytea), 'hex'), 24)), 'webhook.fanout')
-      FROM ins WHERE start_after <= pgboss.job_now() LIMIT 1
-    )
-    SELECT id FROM ins WHERE (SELECT count(*) FROM notified) >= 0
-  ;
-    end
-    $function$;
-
 CREATE OR REPLACE FUNCTION public.slot_id(p_resource_id uuid, p_start timestamp with time zone)
  RETURNS uuid
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-      select overlay(overlay(
-        md5('booking-slot:' || p_resource_id || '/' || (extract(epoch from p_start) * 1000)::bigint)
-        placing '5' from 13 for 1) placing '8' from 17 for 1)::uuid
-    $function$;
-
-CREATE OR REPLACE FUNCTION public.take_rate_limit_token(p_api_key_id uuid, p_limit integer, OUT allowed boolean, OUT remaining integer, OUT reset_ms bigint)
- RETURNS record
- LANGUAGE sql
-AS $function$
-      select t.allowed, t.remaining, t.reset_ms from take_rate_limit_tokens(p_api_key_id, p_limit, 1) t
-    $function$;
+  select overlay(overlay(
+    md5('booking-slot:' || p_resource_id || '/' || (extract(epoch from p_start) * 1000)::bigint)
+    placing '5' from 13 for 1) placing '8' from 17 for 1)::uuid
+$function$;
 
 CREATE OR REPLACE FUNCTION public.take_rate_limit_tokens(p_api_key_id uuid, p_limit integer, p_count integer)
  RETURNS TABLE(allowed boolean, remaining integer, reset_ms bigint)
  LANGUAGE plpgsql
 AS $function$
-    declare
-      v_head bigint;
-      v_next bigint;
-      v_now timestamptz;
-      v_admitted integer;
-      v_oldest timestamptz;
-      v_reset_ms bigint;
-    begin
-      select w.head_seq, w.next_seq into v_head, v_next from rate_limit_windows w
-        where w.api_key_id = p_api_key_id for update;
-      if not found then
-        insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
-        select w.head_seq, w.next_seq into v_head, v_next from rate_limit_windows w
-          where w.api_key_id = p_api_key_id for update;
-      end if;
-      -- Read the clock only once the lock is held, so hit times follow the order of admission.
-      v_now := clock_timestamp();
-      while v_head < v_next loop
-        delete from rate_limit_hits h
-          where h.api_key_id = p_api_key_id and h.seq = v_head and h.hit_at <= v_now - interval '60 seconds';
-        exit when not found;
-        v_head := v_head + 1;
-      end loop;
-      v_admitted := least(p_count, greatest(p_limit - (v_next - v_head), 0));
-      if v_admitted > 0 then
-        insert into rate_limit_hits (api_key_id, seq, hit_at)
-          select p_api_key_id, s, v_now from generate_series(v_next, v_next + v_admitted - 1) s;
-      end if;
-      update rate_limit_windows w set head_seq = v_head, next_seq = v_next + v_admitted
-        where w.api_key_id = p_api_key_id;
-      -- Until the oldest hit of the window leaves it; the same for the whole batch.
-      select h.hit_at into v_oldest from rate_limit_hits h
-        where h.api_key_id = p_api_key_id and h.seq = v_head;
-      v_reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
-      -- The i-th request counts itself and the admitted ones before it; a refused one sees the
-      -- window full.
-      return query
-        select i <= v_admitted,
-               greatest(p_limit - (v_next - v_head + least(i, v_admitted)), 0)::integer,
-               v_reset_ms
-          from generate_series(1, p_count) i
-         order by i;
-    end
-    $function$;
+declare
+  v_head bigint;
+  v_next bigint;
+  v_now timestamptz;
+  v_admitted integer;
+  v_oldest timestamptz;
+  v_reset_ms bigint;
+begin
+  select w.head_seq, w.next_seq into v_head, v_next from rate_limit_windows w
+    where w.api_key_id = p_api_key_id for update;
+  if not found then
+    insert into rate_limit_windows (api_key_id) values (p_api_key_id) on conflict do nothing;
+    select w.head_seq, w.next_seq into v_head, v_next from rate_limit_windows w
+      where w.api_key_id = p_api_key_id for update;
+  end if;
+  -- Read the clock only once the lock is held, so hit times follow the order of admission.
+  v_now := clock_timestamp();
+  while v_head < v_next loop
+    delete from rate_limit_hits h
+      where h.api_key_id = p_api_key_id and h.seq = v_head and h.hit_at <= v_now - interval '60 seconds';
+    exit when not found;
+    v_head := v_head + 1;
+  end loop;
+  v_admitted := least(p_count, greatest(p_limit - (v_next - v_head), 0));
+  if v_admitted > 0 then
+    insert into rate_limit_hits (api_key_id, seq, hit_at)
+      select p_api_key_id, s, v_now from generate_series(v_next, v_next + v_admitted - 1) s;
+  end if;
+  update rate_limit_windows w set head_seq = v_head, next_seq = v_next + v_admitted
+    where w.api_key_id = p_api_key_id;
+  -- Until the oldest hit of the window leaves it; the same for the whole batch.
+  select h.hit_at into v_oldest from rate_limit_hits h
+    where h.api_key_id = p_api_key_id and h.seq = v_head;
+  v_reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
+  -- The i-th request counts itself and the admitted ones before it; a refused one sees the window
+  -- full.
+  return query
+    select i <= v_admitted,
+           greatest(p_limit - (v_next - v_head + least(i, v_admitted)), 0)::integer,
+           v_reset_ms
+      from generate_series(1, p_count) i
+     order by i;
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.venue_authorized(p_partner_id uuid, p_venue_id uuid)
  RETURNS boolean
  LANGUAGE sql
  STABLE
 AS $function$
-      select exists (select 1 from authorized_venues(p_partner_id) v where v.id = p_venue_id)
-    $function$;
+  select exists (select 1 from authorized_venues(p_partner_id) v where v.id = p_venue_id)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.venue_availability(p_partner_id uuid, p_venue_id uuid, p_date date, p_one_resource boolean, p_resource_id uuid)
  RETURNS TABLE(resource_id uuid, starts_ms text, ends_ms text, prices text, available text)
  LANGUAGE plpgsql
  STABLE
 AS $function$
-    #variable_conflict use_column
-    begin
-      if not exists (select from authorized_venues(p_partner_id) v where v.id = p_venue_id) then
-        raise exception using errcode = 'PB000', message = 'venue_not_authorized';
-      end if;
-      if p_one_resource and not exists (
-        select from resources r where r.id = p_resource_id and r.venue_id = p_venue_id) then
-        raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
-      end if;
-      return query
-      -- date_part, not extract: a float8 holds these instants exactly (whole milliseconds, years
-      -- near now), and extract's numeric result was slower to make.
-      select s.resource_id,
-             string_agg((date_part('epoch', s.slot_start) * 1000)::bigint::text, ','),
-             string_agg((date_part('epoch', s.slot_end) * 1000)::bigint::text, ','),
-             string_agg(s.price_rupees::text, ','),
-             string_agg(case when s.bookable and not s.taken then 't' else 'f' end, ',')
-      from venue_slots(p_venue_id, p_date, p_resource_id) s
-      group by s.resource_id
-      order by s.resource_id;
-    end
-    $function$;
+#variable_conflict use_column
+begin
+  if not exists (select from authorized_venues(p_partner_id) v where v.id = p_venue_id) then
+    raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+  end if;
+  if p_one_resource and not exists (
+    select from resources r where r.id = p_resource_id and r.venue_id = p_venue_id) then
+    raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
+  end if;
+  return query
+  -- date_part, not extract: a float8 holds these instants exactly (whole milliseconds, years near
+  -- now), and extract's numeric result was slower to make.
+  select s.resource_id,
+         string_agg((date_part('epoch', s.slot_start) * 1000)::bigint::text, ','),
+         string_agg((date_part('epoch', s.slot_end) * 1000)::bigint::text, ','),
+         string_agg(s.price_rupees::text, ','),
+         string_agg(case when s.bookable and not s.taken then 't' else 'f' end, ',')
+  from venue_slots(p_venue_id, p_date, p_resource_id) s
+  group by s.resource_id
+  order by s.resource_id;
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.venue_slots(p_venue_id uuid, p_date date, p_resource_id uuid DEFAULT NULL::uuid, p_from timestamp with time zone DEFAULT NULL::timestamp with time zone, p_to timestamp with time zone DEFAULT NULL::timestamp with time zone)
  RETURNS TABLE(resource_id uuid, slot_start timestamp with time zone, slot_end timestamp with time zone, price_rupees integer, bookable boolean, taken boolean)
  LANGUAGE sql
  STABLE
 AS $function$
-      with r as materialized (
-        -- The resources, each with its units (resource_units(), written out: it is not inlined) and
-        -- the instants it opens and closes on that local date.
-        select r.id, r.price_rupees, v.status, v.min_lead_minutes, v.timezone,
-               make_interval(mins => r.duration_minutes) as step,
-               (p_date + r.opens_at) at time zone v.timezone as opens,
-               (p_date + r.closes_at) at time zone v.timezone as closes,
-               coalesce((select array_agg(p.part_id order by p.part_id) from resource_parts p
-                         where p.resource_id = r.id),
-                        array[r.id]) as units
-        from venues v join resources r on r.venue_id = v.id
-        where v.id = p_venue_id and (p_resource_id is null or r.id = p_resource_id)
-          and not extract(isodow from p_date)::smallint = any (r.closed_on)
-          and p_date between (now() at time zone v.timezone)::date
-                         and (now() at time zone v.timezone)::date + v.max_advance_days
-      ), span as (
-        -- What the slots can overlap: the hours the resources are open (narrowed to the window
-        -- asked for), on their units. No row when no resource is open, so nothing is read.
-        select tstzrange(greatest(min(opens), p_from), least(max(closes), p_to)) as during,
-               array(select distinct u from r, unnest(r.units) u) as units
-        from r having count(*) > 0
-           and greatest(min(opens), p_from) <= least(max(closes), p_to)
-      ), live as materialized (
-        -- What is taken on the units, in pieces: booked time per unit and UTC day from booked_time
-        -- (kept by the triggers on reservations, one row however many bookings), then the holds
-        -- still running, read one by one (whether a hold still runs depends on now()), found from
-        -- the venue's ACTIVE holds and never from reservations by unit and time (see the migration
-        -- 20261127000000). Together these are exactly the live reservations (reservation_is_live()).
-        select b.unit_id, b.booked as taken from booked_time b, span
-        where b.unit_id = any (span.units)
-          and b.utc_day between (lower(span.during) at time zone 'UTC')::date
-                            and (upper(span.during) at time zone 'UTC')::date
-        union all
-        select rv.unit_id, multirange(rv.during) from holds h, span, reservations rv
-        where h.venue_id = p_venue_id and h.status = 'ACTIVE' and h.hold_expiry_at > now()
-          and tstzrange(h.slot_start, h.slot_end) && span.during
-          and rv.hold_id = h.id and rv.active and rv.expires_at > now()
-      ), dark as materialized (
-        select b.unit_ids, b.during from blackouts b, span
-        where b.venue_id = p_venue_id and b.during && span.during
-      ), rules as materialized (
-        select pr.* from price_rules pr
-        where pr.resource_id in (select id from r)
-          and (pr.on_date is null or pr.on_date = p_date)
-          and (pr.days is null or extract(isodow from p_date)::smallint = any (pr.days))
-      ), taken as materialized (
-        -- What is taken per resource: its units' live pieces, found by unit in one join.
-        select ru.id, range_agg(l.taken) as taken
-        from (select r.id, unnest(r.units) as unit_id from r) ru
-        join live l on l.unit_id = ru.unit_id
-        group by ru.id
-      ), rt as materialized (
-        -- Per resource, once: the union of what blocks it. A slot then costs one && each.
-        select r.*,
-          (select t.taken from taken t where t.id = r.id) as taken,
-          (select range_agg(b.during) from dark b where b.unit_ids is null or b.unit_ids && r.units) as dark
-        from r
-      ), s as (
-        -- Steps in absolute time from the instant the resource opens on that local date, each slot
-        -- exactly duration_minutes long, while it ends by the instant it closes. On a day the clocks
-        -- change that gives an hour more or less of slots, never a zero-length or doubled one. (A
-        -- local time that does not exist or repeats is read as standard time, as AT TIME ZONE does.)
-        select rt.id, rt.price_rupees as base_price, rt.status, rt.min_lead_minutes, rt.taken, rt.dark,
-               (g.slot_start at time zone rt.timezone)::time as local_start,
-               tstzrange(g.slot_start, g.slot_start + rt.step) as during
-        from rt cross join lateral generate_series(rt.opens, rt.closes - rt.step, rt.step) as g(slot_start)
-        where (p_from is null or g.slot_start >= p_from) and (p_to is null or g.slot_start + rt.step <= p_to)
-      )
-      -- The uncorrelated test in front ("(select not exists …)") runs once per call, so a venue
-      -- without price rules skips the per-slot lookup.
-      select s.id, lower(s.during), upper(s.during),
-        case when (select not exists (select 1 from rules)) then s.base_price else coalesce((
-          select pr.price_rupees from rules pr
-          where pr.resource_id = s.id
-            and (pr.from_time is null or (s.local_start >= pr.from_time and s.local_start < pr.to_time))
-          order by pr.specificity desc, pr.created_at desc, pr.id desc
-          limit 1), s.base_price) end,
-        s.status = 'active'
-          and lower(s.during) > now() + make_interval(mins => s.min_lead_minutes)
-          and not coalesce(s.dark && s.during, false),
-        coalesce(s.taken && s.during, false)
-      from s
-    $function$;
+with r as materialized (
+  -- The resources, each with its units (resource_units(), written out: it is not inlined) and
+  -- the instants it opens and closes on that local date.
+  select r.id, r.price_rupees, v.status, v.min_lead_minutes, v.timezone,
+         make_interval(mins => r.duration_minutes) as step,
+         (p_date + r.opens_at) at time zone v.timezone as opens,
+         (p_date + r.closes_at) at time zone v.timezone as closes,
+         coalesce((select array_agg(p.part_id order by p.part_id) from resource_parts p
+                   where p.resource_id = r.id),
+                  array[r.id]) as units
+  from venues v join resources r on r.venue_id = v.id
+  where v.id = p_venue_id and (p_resource_id is null or r.id = p_resource_id)
+    and not extract(isodow from p_date)::smallint = any (r.closed_on)
+    and p_date between (now() at time zone v.timezone)::date
+                   and (now() at time zone v.timezone)::date + v.max_advance_days
+), span as (
+  -- What the slots can overlap: the hours the resources are open (narrowed to the window
+  -- asked for), on their units. No row when no resource is open, so nothing is read.
+  select tstzrange(greatest(min(opens), p_from), least(max(closes), p_to)) as during,
+         array(select distinct u from r, unnest(r.units) u) as units
+  from r having count(*) > 0
+     and greatest(min(opens), p_from) <= least(max(closes), p_to)
+), live as materialized (
+  -- What is taken on the units, in pieces: booked time per unit and UTC day from booked_time
+  -- (kept by the triggers on reservations, one row however many bookings), then the holds
+  -- still running, read one by one (whether a hold still runs depends on now()), found from
+  -- the venue's ACTIVE holds and never from reservations by unit and time (see the migration
+  -- 20261127000000). Together these are exactly the live reservations (reservation_is_live()).
+  select b.unit_id, b.booked as taken from booked_time b, span
+  where b.unit_id = any (span.units)
+    and b.utc_day between (lower(span.during) at time zone 'UTC')::date
+                      and (upper(span.during) at time zone 'UTC')::date
+  union all
+  select rv.unit_id, multirange(rv.during) from holds h, span, reservations rv
+  where h.venue_id = p_venue_id and h.status = 'ACTIVE' and h.hold_expiry_at > now()
+    and tstzrange(h.slot_start, h.slot_end) && span.during
+    and rv.hold_id = h.id and rv.active and rv.expires_at > now()
+), dark as materialized (
+  select b.unit_ids, b.during from blackouts b, span
+  where b.venue_id = p_venue_id and b.during && span.during
+), rules as materialized (
+  select pr.* from price_rules pr
+  where pr.resource_id in (select id from r)
+    and (pr.on_date is null or pr.on_date = p_date)
+    and (pr.days is null or extract(isodow from p_date)::smallint = any (pr.days))
+), taken as materialized (
+  -- What is taken per resource: its units' live pieces, found by unit in one join.
+  select ru.id, range_agg(l.taken) as taken
+  from (select r.id, unnest(r.units) as unit_id from r) ru
+  join live l on l.unit_id = ru.unit_id
+  group by ru.id
+), rt as materialized (
+  -- Per resource, once: the union of what blocks it. A slot then costs one && each.
+  select r.*,
+    (select t.taken from taken t where t.id = r.id) as taken,
+    (select range_agg(b.during) from dark b where b.unit_ids is null or b.unit_ids && r.units) as dark
+  from r
+), s as (
+  -- Steps in absolute time from the instant the resource opens on that local date, each slot
+  -- exactly duration_minutes long, while it ends by the instant it closes. On a day the clocks
+  -- change that gives an hour more or less of slots, never a zero-length or doubled one. (A
+  -- local time that does not exist or repeats is read as standard time, as AT TIME ZONE does.)
+  select rt.id, rt.price_rupees as base_price, rt.status, rt.min_lead_minutes, rt.taken, rt.dark,
+         (g.slot_start at time zone rt.timezone)::time as local_start,
+         tstzrange(g.slot_start, g.slot_start + rt.step) as during
+  from rt cross join lateral generate_series(rt.opens, rt.closes - rt.step, rt.step) as g(slot_start)
+  where (p_from is null or g.slot_start >= p_from) and (p_to is null or g.slot_start + rt.step <= p_to)
+)
+-- The uncorrelated test in front ("(select not exists …)") runs once per call, so a venue
+-- without price rules skips the per-slot lookup.
+select s.id, lower(s.during), upper(s.during),
+  case when (select not exists (select 1 from rules)) then s.base_price else coalesce((
+    select pr.price_rupees from rules pr
+    where pr.resource_id = s.id
+      and (pr.from_time is null or (s.local_start >= pr.from_time and s.local_start < pr.to_time))
+    order by pr.specificity desc, pr.created_at desc, pr.id desc
+    limit 1), s.base_price) end,
+  s.status = 'active'
+    and lower(s.during) > now() + make_interval(mins => s.min_lead_minutes)
+    and not coalesce(s.dark && s.during, false),
+  coalesce(s.taken && s.during, false)
+from s
+$function$;

@@ -4,7 +4,6 @@
  * window (the transition is a conditional update in `db/rules/hold-expiry.ts`).
  */
 import { unserved } from '../db/platform/metrics.ts';
-import { recordEvents } from '../db/rules/events.ts';
 import { expireHoldIfDue } from '../db/rules/hold-expiry.ts';
 import { HOLD_EXPIRE } from '../db/jobs/kinds.ts';
 import * as holds from '../db/queries/holds.ts';
@@ -22,9 +21,7 @@ export const holdExpire: JobHandler<{ hold_id: string }> = {
   async handle({ hold_id }, { db, boss, log, metrics = unserved }) {
     // The transition is a conditional update, so no lock is needed first; only when it did not
     // happen is the hold read, to tell "settled already" from "not due yet".
-    const expired = await db.transaction((trx) =>
-      recordEvents(trx, (events) => expireHoldIfDue(trx, boss, events, hold_id)),
-    );
+    const expired = await db.transaction((trx) => expireHoldIfDue(trx, boss, hold_id));
     if (expired) {
       // Both moments are the database clock's: expired_at is the update's now().
       const lagMs = expired.expired_at!.getTime() - expired.hold_expiry_at.getTime();

@@ -4,12 +4,10 @@ import type { JobHandler } from './job-handler.ts';
 import { retentionPrune } from './retention-prune.ts';
 import { waitlistExpire } from './waitlist-expire.ts';
 import { waitlistPromote } from './waitlist-promote.ts';
-import { webhookFanout } from './webhook-fanout.ts';
 
 /** Every handler the worker registers. A new kind of job adds its handler here. */
 export const handlers: readonly JobHandler[] = [
   holdExpire,
-  webhookFanout,
   waitlistExpire,
   waitlistPromote,
   retentionPrune,

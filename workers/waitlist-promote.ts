@@ -4,7 +4,6 @@
  * waitlist_promoted event published in the same transaction. At most one entry per freed window,
  * however often or concurrently the job runs (see `promoteOldest`).
  */
-import { recordEvents } from '../db/rules/events.ts';
 import { WAITLIST_PROMOTE } from '../db/jobs/kinds.ts';
 import * as waitlist from '../db/queries/waitlist-entries.ts';
 import type { JobHandler } from './job-handler.ts';
@@ -18,7 +17,7 @@ export const waitlistPromote: JobHandler<{ event_id: string }> = {
       const window = await waitlist.freedWindow(trx, event_id);
       if (!window) return undefined;
       await waitlist.lockQueue(trx, window);
-      return recordEvents(trx, (events) => waitlist.promoteOldest(trx, events, window));
+      return waitlist.promoteOldest(trx, window);
     });
     if (promoted) log.info({ event_id, entry_id: promoted.id }, 'waitlist entry promoted');
   },

@@ -27,7 +27,7 @@ import type { Logger } from '../db/platform/log.ts';
 import { unserved, type Metrics } from '../db/platform/metrics.ts';
 import type { Knex } from '../db/postgres/knex.ts';
 import * as deliveries from '../db/queries/webhook-deliveries.ts';
-import { attemptLeaseSeconds, MAX_ATTEMPTS } from '../db/rules/webhook-attempts.ts';
+import { ABANDONED_ATTEMPT, attemptLeaseSeconds, MAX_ATTEMPTS } from '../db/rules/webhook-attempts.ts';
 import { sendAttempt, type AttemptDeps } from './webhook-deliver.ts';
 
 /** Attempts of one origin in flight in one process, at most (the contract asks for 4 or more). */
@@ -167,6 +167,7 @@ class DeliveryDispatcher implements Dispatcher {
         maxAttempts: MAX_ATTEMPTS,
         retryDelays: config.webhookRetryDelays,
         limit: CLAIM_BATCH,
+        error: ABANDONED_ATTEMPT,
       });
       for (const status of moved) {
         metrics.deliveryAttempts.inc({ outcome: 'failed' });

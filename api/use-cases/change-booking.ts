@@ -6,7 +6,7 @@
  * refund gives it back once).
  */
 import type { PgBoss } from 'pg-boss';
-import { recordEvents } from '../../db/rules/events.ts';
+import { recordBookingEvent } from '../../db/rules/events.ts';
 import { freeWindow } from '../../db/rules/free-window.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { transaction } from '../../db/postgres/transaction.ts';
@@ -42,14 +42,7 @@ export function cancelBooking<R>(
         `The booking is ${booking.status}; only a BOOKED booking can be cancelled.`,
       );
     }
-    await recordEvents(trx, async (events) => {
-      await releaseBooked(
-        trx,
-        deps.boss,
-        booking,
-        await events.bookingEvent(trx, 'booking_cancelled', cancelled.id),
-      );
-    });
+    await releaseBooked(trx, deps.boss, booking, await recordBookingEvent(trx, 'booking_cancelled', cancelled.id));
     return present(cancelled);
   });
 }
@@ -65,10 +58,8 @@ export function refundBooking<R>(
   return changeOwnBooking(deps, partnerId, bookingId, input, 'booking_refund', async (trx, booking) => {
     const refunded = await bookings.refund(trx, booking.id, input.reason ?? null);
     if (!refunded) throw new InvalidHoldStateError('The booking is already REFUNDED.');
-    await recordEvents(trx, async (events) => {
-      const eventId = await events.bookingEvent(trx, 'booking_refunded', refunded.id);
-      if (booking.status === 'BOOKED') await releaseBooked(trx, deps.boss, booking, eventId);
-    });
+    const eventId = await recordBookingEvent(trx, 'booking_refunded', refunded.id);
+    if (booking.status === 'BOOKED') await releaseBooked(trx, deps.boss, booking, eventId);
     return present(refunded);
   });
 }

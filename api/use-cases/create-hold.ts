@@ -14,7 +14,6 @@
  * A free window is never refused: 409 is only ever the answer to a live overlapping reservation.
  */
 import type { PgBoss } from 'pg-boss';
-import { recordEvents } from '../../db/rules/events.ts';
 import { expireHoldIfDue } from '../../db/rules/hold-expiry.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { EXCLUSION_VIOLATION, isPgError, refusalOf, type Refusal } from '../../db/postgres/pg-errors.ts';
@@ -126,9 +125,7 @@ function holdRefused({ reason, detail }: Refusal): Error {
 /** Expires holds found past their expiry in a new hold's way, each as its job would. */
 async function expireOverdueHolds(deps: { db: Knex; boss: PgBoss }, holdIds: string[]): Promise<void> {
   for (const holdId of holdIds) {
-    await transaction(deps.db, (trx) =>
-      recordEvents(trx, (events) => expireHoldIfDue(trx, deps.boss, events, holdId)),
-    );
+    await transaction(deps.db, (trx) => expireHoldIfDue(trx, deps.boss, holdId));
   }
 }
 

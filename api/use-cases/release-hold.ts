@@ -1,6 +1,6 @@
 /** POST /partner/holds/{holdId}/cancel: an ACTIVE hold is released before its expiry. */
 import type { PgBoss } from 'pg-boss';
-import { recordEvents } from '../../db/rules/events.ts';
+import { recordHoldEvent } from '../../db/rules/events.ts';
 import { freeWindow } from '../../db/rules/free-window.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { transaction } from '../../db/postgres/transaction.ts';
@@ -35,9 +35,7 @@ export async function releaseHold<R>(
         throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be released.`);
       }
       const cancelled = (await holds.cancel(trx, hold.id, input.reason ?? null))!;
-      await recordEvents(trx, async (events) => {
-        await freeWindow(trx, boss, hold.id, await events.holdEvent(trx, 'hold_cancelled', cancelled.id));
-      });
+      await freeWindow(trx, boss, hold.id, await recordHoldEvent(trx, 'hold_cancelled', cancelled.id));
       return present(cancelled);
     }),
   );

@@ -35,6 +35,11 @@ export interface JobKind<P = unknown> {
    * are scheduled for later (`startAfter`) are found by polling either way.
    */
   readonly notify: boolean;
+  /**
+   * Whether SQL sends it (a database function queues it in the transaction it runs): `npm run
+   * migrate` then generates its `send_job_<kind>()` function (db/jobs/sql-send.ts).
+   */
+  readonly sentFromSql?: boolean;
 }
 
 /** The payload type of a kind. */
@@ -60,18 +65,8 @@ export const HOLD_EXPIRE = {
   retry: PATIENT_SCHEDULED,
   expireInSeconds: SHORT_JOB_EXPIRE_SECONDS,
   notify: false,
-} satisfies JobKind;
-
-/**
- * webhook.fanout: publishes one event (workers/webhook-fanout.ts). No longer sent: events are
- * published in the transaction that records them. Kept for the jobs an earlier version queued.
- */
-export const WEBHOOK_FANOUT = {
-  name: 'webhook.fanout',
-  payload: z.object({ event_id: z.guid() }),
-  retry: PATIENT,
-  expireInSeconds: SHORT_JOB_EXPIRE_SECONDS,
-  notify: true,
+  // place_hold() sends it.
+  sentFromSql: true,
 } satisfies JobKind;
 
 /**
@@ -118,7 +113,6 @@ export const RETENTION_CRON = '17 3 * * *';
 
 export const JOB_KINDS: readonly JobKind[] = [
   HOLD_EXPIRE,
-  WEBHOOK_FANOUT,
   WAITLIST_EXPIRE,
   WAITLIST_PROMOTE,
   RETENTION_PRUNE,

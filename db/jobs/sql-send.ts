@@ -1,7 +1,7 @@
 /**
  * Sending a job from SQL. The hot writes (a hold, a confirm) run as one database function each, one
- * round trip, so they cannot call `boss.send()`. `npm run migrate` therefore installs, per job kind,
- * a SQL function `send_job_<kind>(data jsonb, start_after timestamptz, expire_seconds integer)`
+ * round trip, so they cannot call `boss.send()`. `npm run migrate` therefore installs, per job kind
+ * that SQL sends, a SQL function `send_job_<kind>(data jsonb, start_after timestamptz, expire_seconds integer)`
  * (the last two optional) whose body is
  * the very statement pg-boss's `send()` runs (its `insertJobs` plan for the queue's table, with the
  * transactional NOTIFY for a queue that notifies), the kind's options (db/jobs/kinds.ts) filled in.
@@ -26,9 +26,12 @@ export function sendFunctionOf(kind: JobKind): string {
   return `send_job_${kind.name.replace(/[^a-z0-9]+/g, '_')}`;
 }
 
-/** (Re)creates the send function of every job kind; run by `npm run migrate` after the queues. */
+/**
+ * (Re)creates the send function of every job kind that SQL sends (`sentFromSql`); run by `npm run
+ * migrate` after the queues.
+ */
 export async function installSendFunctions(db: Knex): Promise<void> {
-  for (const kind of JOB_KINDS) {
+  for (const kind of JOB_KINDS.filter((k) => k.sentFromSql)) {
     const { rows } = await db.raw<{ rows: { table_name: string }[] }>(
       `select table_name from ${BOSS_SCHEMA}.queue where name = ?`,
       [kind.name],

@@ -1,6 +1,6 @@
 /** Whether a process can serve: the database answers, and its migrations are the ones this code ships. */
 import { readdir } from 'node:fs/promises';
-import { MIGRATIONS } from '../migrate.ts';
+import { MIGRATIONS } from '../schema/sources.ts';
 import type { Knex } from './knex.ts';
 
 /** How long the health check waits for the database before calling it unavailable. */

@@ -51,19 +51,16 @@ export interface ConfirmedBooking {
 }
 
 /**
- * Confirms a hold in one statement, its own transaction (`confirm_hold()`, migration
- * 20261125000000): the idempotency claim, the hold locked and checked, a package credit when asked,
- * the booking and booking_created. A refusal is thrown as a PB000 error (`refusalOf()`).
+ * Confirms a hold in one statement, its own transaction (`confirm_hold()`,
+ * db/functions/confirm_hold.sql): the idempotency claim, the hold locked and checked, a package
+ * credit when asked, the booking and booking_created, carrying the trace in scope. A refusal is
+ * thrown as a PB000 error (`refusalOf()`).
  */
 export async function confirm(db: Knex, c: HoldConfirmation): Promise<DatabaseWrite<ConfirmedBooking>> {
-  // With a trace to pass on (db/platform/tracing.ts), the twin that sets it first.
-  const trace = traceSetting();
   const { rows } = await db.raw<{ rows: DatabaseWrite<{ booking: Record<string, unknown> }>[] }>(
-    trace === null
-      ? 'select * from confirm_hold(?, ?, ?, ?, ?, ?, ?, ?, ?)'
-      : 'select * from confirm_hold_traced(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    'select * from confirm_hold(?::text, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     [
-      ...(trace === null ? [] : [trace]),
+      traceSetting(),
       c.partnerId,
       c.idempotencyKey,
       c.fingerprint,

@@ -41,19 +41,16 @@ export interface HoldPlacement {
 }
 
 /**
- * Places a hold in one statement, its own transaction (`place_hold()`, migration
- * 20261125000000): the idempotency claim, the checks, the reservations under the window lock,
- * hold_created and the expiry job. A refusal is thrown as a PB000 error (`refusalOf()`).
+ * Places a hold in one statement, its own transaction (`place_hold()`, db/functions/place_hold.sql):
+ * the idempotency claim, the checks, the reservations under the window lock, hold_created and the
+ * expiry job, which carry the trace in scope (db/platform/tracing.ts). A refusal is thrown as a
+ * PB000 error (`refusalOf()`).
  */
 export async function place(db: Knex, hold: HoldPlacement): Promise<DatabaseWrite<HoldRow>> {
-  // With a trace to pass on (db/platform/tracing.ts), the twin that sets it first.
-  const trace = traceSetting();
   const { rows } = await db.raw<{ rows: DatabaseWrite<Record<string, unknown>>[] }>(
-    trace === null
-      ? 'select * from place_hold(?, ?, ?, ?, ?, ?, ?, ?)'
-      : 'select * from place_hold_traced(?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    'select * from place_hold(?::text, ?, ?, ?, ?, ?, ?, ?, ?)',
     [
-      ...(trace === null ? [] : [trace]),
+      traceSetting(),
       hold.partnerId,
       hold.idempotencyKey,
       hold.fingerprint,

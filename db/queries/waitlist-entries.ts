@@ -3,7 +3,7 @@
  * update, so a job that runs twice, late or after a re-join changes nothing it should not.
  */
 import type { Knex } from '../postgres/knex.ts';
-import type { EventLog } from './events.ts';
+import { traceSetting } from '../platform/tracing.ts';
 import { isUuid } from './resources.ts';
 
 export const WAITLIST_STATUSES = ['waiting', 'promoted', 'expired', 'cancelled'] as const;
@@ -196,7 +196,6 @@ export async function lockQueue(trx: Knex, window: FreedWindow): Promise<void> {
  */
 export async function promoteOldest(
   trx: Knex,
-  events: EventLog,
   window: FreedWindow,
 ): Promise<(WaitlistEntryRow & { event_id: string }) | undefined> {
   const { rows } = await trx.raw<{ rows: (WaitlistEntryRow & { event_id: string })[] }>(
@@ -217,13 +216,13 @@ export async function promoteOldest(
      ), promoted as (
        update waitlist_entries w set status = 'promoted', promoted_at = now(), slot_id = ?, updated_at = now()
          from candidate c where w.id = c.id
-       returning w.*, ?::timestamptz as window_start, ?::timestamptz as window_end, ?::integer as window_price
+       returning w.*
      ), recorded as (
        insert into waitlist_promotions (event_id, entry_id) select ?, id from promoted
-     ), event as (
-       ${events.waitlistPromotedEvents('promoted')}
      )
-     select ${COLUMNS}, (select id from event) as event_id from promoted w`,
+     select ${COLUMNS},
+            record_waitlist_event(w::waitlist_entries, ?::timestamptz, ?::timestamptz, ?::integer, ?) as event_id
+       from promoted w`,
     [
       window.venue_id,
       window.resource_id,
@@ -233,13 +232,13 @@ export async function promoteOldest(
       window.slot_start,
       window.slot_end,
       window.slot_id,
+      window.event_id,
       window.slot_start,
       window.slot_end,
       window.price_rupees,
-      window.event_id,
+      traceSetting(),
     ],
   );
-  events.recorded(rows.map((r) => r.event_id));
   return rows[0];
 }
 

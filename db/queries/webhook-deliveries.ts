@@ -1,7 +1,6 @@
 /** Queries on `webhook_deliveries` and `webhook_attempts`. */
 import { traceSetting } from '../platform/tracing.ts';
 import type { Knex } from '../postgres/knex.ts';
-import { ABANDONED_ATTEMPT, type NextAttempt } from '../rules/webhook-attempts.ts';
 import type { EventRow } from './events.ts';
 
 export type DeliveryStatus = 'pending' | 'failed' | 'delivered' | 'dead_letter';
@@ -25,21 +24,6 @@ export interface DeliveryRow {
   delivered_at: Date | null;
   /** The trace of what published or redelivered it (db/platform/tracing.ts), or null. */
   trace: string | null;
-}
-
-/**
- * Publishes events: one delivery per active subscription that lists the event's type, of every
- * partner who may see the event's venue, each with its first attempt named and due now, in `trx`
- * (`publish_event()` in SQL, which the hold and confirm functions call themselves); the workers
- * are woken when it commits. Publishing an event twice creates nothing twice.
- */
-export async function publish(trx: Knex, eventIds: readonly string[]): Promise<void> {
-  if (eventIds.length === 0) return;
-  // The trace of the request or job publishing them goes into the delivery jobs (tracing.ts).
-  await trx.raw('select publish_event(id, ?::text) from unnest(?::uuid[]) as id', [
-    traceSetting(),
-    [...eventIds],
-  ]);
 }
 
 /**
@@ -148,6 +132,12 @@ export interface AttemptOutcome {
   error: string | null;
 }
 
+/** The attempt scheduled after a failure: its id (the partner's next `delivery_id`) and delay. */
+export interface NextAttempt {
+  attemptId: string;
+  afterSeconds: number;
+}
+
 /** One attempt's outcome, to record. */
 export interface SettledAttempt {
   deliveryId: string;
@@ -206,14 +196,20 @@ export async function settle(db: Knex, attempts: readonly SettledAttempt[]): Pro
 }
 
 /**
- * Records as failed the attempts in flight longer than their lease (`leaseSeconds`: their worker
- * died or stalled), at most `limit` of them, and moves each delivery on exactly once: to its next
- * attempt after the next of `retryDelays`, or, after the last, to the dead letter. Rows another
- * worker holds are skipped. Resolves to each moved delivery's new status.
+ * Records as failed, with `error`, the attempts in flight longer than their lease (`leaseSeconds`:
+ * their worker died or stalled), at most `limit` of them, and moves each delivery on exactly once:
+ * to its next attempt after the next of `retryDelays`, or, after the last, to the dead letter.
+ * Rows another worker holds are skipped. Resolves to each moved delivery's new status.
  */
 export async function takeOverAbandoned(
   db: Knex,
-  rules: { leaseSeconds: number; maxAttempts: number; retryDelays: readonly number[]; limit: number },
+  rules: {
+    leaseSeconds: number;
+    maxAttempts: number;
+    retryDelays: readonly number[];
+    limit: number;
+    error: string;
+  },
 ): Promise<DeliveryStatus[]> {
   const { rows } = await db.raw<{ rows: { status: DeliveryStatus }[] }>(
     `with abandoned as (
@@ -241,11 +237,11 @@ export async function takeOverAbandoned(
       rules.leaseSeconds,
       rules.limit,
       rules.maxAttempts,
-      ABANDONED_ATTEMPT,
+      rules.error,
       rules.maxAttempts,
       rules.maxAttempts,
       [...rules.retryDelays],
-      ABANDONED_ATTEMPT,
+      rules.error,
     ],
   );
   return rows.map((row) => row.status);

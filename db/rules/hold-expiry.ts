@@ -4,7 +4,7 @@
  * recorded exactly once however late, often or concurrently expiry is attempted.
  */
 import type { PgBoss } from 'pg-boss';
-import type { EventLog } from './events.ts';
+import { recordHoldEvent } from './events.ts';
 import { freeWindow } from './free-window.ts';
 import type { Knex } from '../postgres/knex.ts';
 import * as holds from '../queries/holds.ts';
@@ -13,12 +13,11 @@ import * as holds from '../queries/holds.ts';
 export async function expireHoldIfDue(
   trx: Knex.Transaction,
   boss: PgBoss,
-  events: EventLog,
   holdId: string,
 ): Promise<holds.HoldRow | undefined> {
   const expired = await holds.expireIfDue(trx, holdId);
   if (!expired) return undefined;
-  const eventId = await events.holdEvent(trx, 'hold_expired', expired.id);
+  const eventId = await recordHoldEvent(trx, 'hold_expired', expired.id);
   await freeWindow(trx, boss, holdId, eventId);
   return expired;
 }

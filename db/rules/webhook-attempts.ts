@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../platform/config.ts';
+import type { NextAttempt } from '../queries/webhook-deliveries.ts';
 
 /** Attempts per delivery, the spec's "5 in total". */
 export const MAX_ATTEMPTS = 5;
@@ -22,12 +23,6 @@ const ATTEMPT_LEASE_MARGIN_SECONDS = 5;
 /** Seconds from an attempt's start after which its worker is presumed dead (its lease). */
 export function attemptLeaseSeconds(config: Config): number {
   return config.webhookTimeoutMs / 1000 + ATTEMPT_LEASE_MARGIN_SECONDS;
-}
-
-/** The attempt scheduled after a failure: its id (the partner's next `delivery_id`) and delay. */
-export interface NextAttempt {
-  attemptId: string;
-  afterSeconds: number;
 }
 
 /** The attempt after failed attempt number `attempt`, or null when that was the last. */

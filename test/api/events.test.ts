@@ -13,7 +13,6 @@ import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import * as grants from '../../db/queries/venue-grants.ts';
 import * as venues from '../../db/queries/venues.ts';
-import { recordEvents } from '../../db/rules/events.ts';
 import { expireHoldIfDue } from '../../db/rules/hold-expiry.ts';
 import type { WebhookEvent } from '../../workers/webhook-signature.ts';
 import { startWorkers } from '../../workers/main.ts';
@@ -238,9 +237,7 @@ test.serial(
     // The hold made before the venue was archived expires while it is: hold_expired is recorded, and
     // goes to no subscription.
     await makeOverdue(db, pending.holdId);
-    await db.transaction((trx) =>
-      recordEvents(trx, (events) => expireHoldIfDue(trx, database().boss, events, pending.holdId)),
-    );
+    await db.transaction((trx) => expireHoldIfDue(trx, database().boss, pending.holdId));
     const expired = await db('events').where({ hold_id: pending.holdId, event_type: 'hold_expired' }).first();
     t.truthy(expired, 'the expiry is recorded');
     t.deepEqual(await db('webhook_deliveries').where({ event_id: expired.id }).pluck('id'), []);

@@ -2,18 +2,16 @@
  * Webhook delivery, measured from outside: `npm run web` and `npm run worker` processes, a local
  * receiver in this process.
  * - latency: holds at a steady rate; from each hold's 201 (its commit) to the receiver's 2xx;
- * - throughput: events recorded in bulk, drained through fan-out and delivery by one, then two
- *   worker processes, beside a plain loop of signed POSTs to the same receiver as the ceiling;
+ * - throughput: events recorded and published in bulk while no worker runs, their deliveries then
+ *   drained by one, then two worker processes, beside a plain loop of signed POSTs to the same
+ *   receiver as the ceiling;
  * - expiry: how long after hold_expiry_at hold_expired is recorded.
  */
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { createBoss } from '../../db/jobs/boss.ts';
-import { WEBHOOK_FANOUT } from '../../db/jobs/kinds.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
-import { createLogger } from '../../db/platform/log.ts';
 import { signWebhook } from '../../workers/webhook-signature.ts';
 import {
   benchPartners,
@@ -136,7 +134,7 @@ async function latency(
   );
 }
 
-/** Records BULK_EVENTS events with their fan-out jobs, then times `workers` processes draining them. */
+/** Records BULK_EVENTS events with their deliveries, then times `workers` processes draining them. */
 async function drain(
   db: Knex,
   url: string,
@@ -146,18 +144,11 @@ async function drain(
   workers: number,
 ) {
   const before = receiver.count;
-  const { rows } = await db.raw<{ rows: { id: string }[] }>(
-    `insert into events (event_type, venue_id, partner_id, slot_id, details)
-     select 'hold_created', ?, ?, gen_random_uuid(), '{}'::jsonb from generate_series(1, ?) returning id`,
+  await db.raw(
+    `select record_event('hold_created', ?, ?, null, null, gen_random_uuid(), '{}'::jsonb, null)
+       from generate_series(1, ?)`,
     [venueId, partnerId, BULK_EVENTS],
   );
-  const boss = createBoss(url, 'web', createLogger('warn'));
-  await boss.start();
-  await boss.insert(
-    WEBHOOK_FANOUT.name,
-    rows.map((r) => ({ data: { event_id: r.id } })),
-  );
-  await boss.stop({ graceful: false });
   const started = process.hrtime.bigint();
   const processes = await Promise.all(Array.from({ length: workers }, () => startWorker(url)));
   let lastReport = Date.now();

@@ -83,17 +83,6 @@ test('a batch is admitted as its requests one by one: the first while there is r
   t.is(Number(hits[0]!.n), 5);
 });
 
-test('the one-request function is the batch of one', async (t) => {
-  const { db } = database();
-  const { partnerId } = await makePartner(db, { rateLimit: 2 });
-  const keyId = await keyIdOf(db, partnerId);
-  const one = async () =>
-    (await db.raw<{ rows: Verdict[] }>('select * from take_rate_limit_token(?, 2)', [keyId])).rows[0]!;
-  t.like(await one(), { allowed: true, remaining: 1 });
-  t.like(await one(), { allowed: true, remaining: 0 });
-  t.like(await one(), { allowed: false, remaining: 0 });
-});
-
 test('hits that left the window make room within a batch; the batch shares the oldest hit’s reset', async (t) => {
   const { db } = database();
   const { partnerId } = await makePartner(db, { rateLimit: 3 });

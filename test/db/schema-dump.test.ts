@@ -5,7 +5,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { MIGRATIONS } from '../../db/migrate.ts';
+import { MIGRATIONS } from '../../db/schema/sources.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../db/postgres/database-url.ts';
 import { createDb } from '../../db/postgres/knex.ts';
 import { dumpSchema, SCHEMA_FILE } from '../../db/schema/dump.ts';

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { fromKnex } from 'pg-boss';
-import { HOLD_EXPIRE, WEBHOOK_FANOUT, type JobKind } from '../../db/jobs/kinds.ts';
+import { HOLD_EXPIRE, JOB_KINDS, type JobKind } from '../../db/jobs/kinds.ts';
 import { sendFunctionOf } from '../../db/jobs/sql-send.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 
@@ -13,8 +13,18 @@ const database = useTestDatabase(test);
 /** Columns that differ between any two jobs by construction. */
 const OWN_COLUMNS = ['id', 'created_on'];
 
+test('only the kinds that SQL sends have a send function', async (t) => {
+  const { rows } = await database().db.raw<{ rows: { name: string }[] }>(
+    "select proname as name from pg_proc where proname like 'send\\_job\\_%' order by 1",
+  );
+  t.deepEqual(
+    rows.map((r) => r.name),
+    JOB_KINDS.filter((k) => k.sentFromSql).map(sendFunctionOf),
+  );
+});
+
 for (const [kind, startAfter] of [
-  [WEBHOOK_FANOUT, undefined],
+  [HOLD_EXPIRE, undefined],
   [HOLD_EXPIRE, new Date(Date.now() + 15 * 60_000)],
 ] as [JobKind, Date | undefined][]) {
   test(`${kind.name}${startAfter ? ', scheduled,' : ''} sent from SQL is the job send() makes`, async (t) => {

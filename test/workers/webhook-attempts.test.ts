@@ -68,6 +68,7 @@ const sweep = () => {
     maxAttempts: MAX_ATTEMPTS,
     retryDelays: config.webhookRetryDelays,
     limit: 100,
+    error: ABANDONED_ATTEMPT,
   });
 };
 

@@ -9,7 +9,6 @@ import test, { type ExecutionContext } from 'ava';
 import { Webhook as StandardWebhook, WebhookVerificationError } from 'standardwebhooks';
 import type { Config } from '../../db/platform/config.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
-import { publish } from '../../db/queries/webhook-deliveries.ts';
 import { NON_PUBLIC_TARGET, UNRESOLVED_TARGET } from '../../workers/webhook-http.ts';
 import { verifyWebhook } from '../../client/src/index.ts';
 import { holdSlot, makeBookingWorld } from '../helpers/booking.ts';
@@ -288,7 +287,7 @@ test.serial(
     await subscribe(server(), ungranted.apiKey, 'https://ungranted.example.test/h', ['hold_created']);
     const held = await holdSlot(server(), w);
     const event = await db('events').where({ hold_id: held.holdId }).first();
-    await Promise.all([1, 2, 3].map(() => db.transaction((trx) => publish(trx, [event.id]))));
+    await Promise.all([1, 2, 3].map(() => db.raw('select publish_event(?)', [event.id])));
     const rows = await db('webhook_deliveries').where({ event_id: event.id });
     t.deepEqual(rows.map((row) => row.subscription_id).sort(), [own.id, theirs.id].sort());
     for (const row of rows) {

@@ -1,0 +1,10 @@
+-- booking_event_details(b): the `details` of a booking's event (booking_created, booking_cancelled,
+-- booking_refunded).
+--
+-- requires: iso_utc
+create or replace function booking_event_details(b bookings) returns jsonb
+language sql immutable as $$
+  select jsonb_build_object(
+    'resource_id', b.resource_id, 'slot_start', iso_utc(b.slot_start), 'slot_end', iso_utc(b.slot_end),
+    'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)
+$$;

@@ -1,0 +1,9 @@
+-- resource_units(resource): the physical units a resource occupies, in a fixed order: its parts
+-- when it is convertible (a full pitch made of two halves), else itself. Reservations are made per
+-- unit, so the exclusion constraint on (unit, window) keeps a whole and its parts apart.
+create or replace function resource_units(p_resource_id uuid) returns uuid[]
+language sql stable as $$
+  select coalesce(
+    (select array_agg(part_id order by part_id) from resource_parts where resource_id = p_resource_id),
+    array[p_resource_id])
+$$;

@@ -1,0 +1,8 @@
+-- venue_authorized(partner, venue): whether the partner may see and book the venue now
+-- (authorized_venues()).
+--
+-- requires: authorized_venues
+create or replace function venue_authorized(p_partner_id uuid, p_venue_id uuid) returns boolean
+language sql stable as $$
+  select exists (select 1 from authorized_venues(p_partner_id) v where v.id = p_venue_id)
+$$;
