@@ -4,10 +4,12 @@
  * runs the effect twice, and a failed attempt (its transaction rolled back) leaves the key unused.
  * Keys are scoped per partner across all operations (CONTRACT.md).
  *
- * What is stored, and replayed, is the result exactly as the client first got it: a write's result
- * is its presentation, so the use case presents it (with the presenter its route hands it) inside
- * the transaction. The status belongs to the route, which answers a replay as it answered the
- * original (only writes that succeeded store a result: a failed one rolls its key back).
+ * What a key stores is the write's result as data (`result`: the hold, the booking, the purchase
+ * as they were written), whether the write ran in TypeScript (`withIdempotency`) or in a database
+ * function (`place_hold()`, `confirm_hold()`). A replay revives that data, and the route presents
+ * it as it presented the original, with the route's own status: so a use case returns domain
+ * results and never presents. Keys written by a release that stored the presented answer instead
+ * (`response`) are replayed as that answer (a `StoredAnswer`) until they age out (RETENTION_DAYS).
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from '../db/postgres/knex.ts';
@@ -26,17 +28,37 @@ export interface IdempotentWrite {
   replayAnyRequest?: boolean;
 }
 
-/** Runs `effect` once per key, inside `trx`, or replays the result stored for the key. */
-export async function withIdempotency<R>(
+/** The answer a key of an earlier release stored, already presented: replayed as it is. */
+export class StoredAnswer {
+  readonly body: unknown;
+  constructor(body: unknown) {
+    this.body = body;
+  }
+}
+
+/** What a keyed write comes to: its result (new, or revived from its key), or a StoredAnswer. */
+export type WriteOutcome<T> = T | StoredAnswer;
+
+/** The body to answer with: `present(result)`, or a stored answer as it is. */
+export function presented<T, R>(outcome: WriteOutcome<T>, present: (result: T) => R): R | unknown {
+  return outcome instanceof StoredAnswer ? outcome.body : present(outcome);
+}
+
+/**
+ * Runs `effect` once per key, inside `trx`, storing its result; or, for a key already used by the
+ * same write, the result stored for it (`revive` makes it from its JSON).
+ */
+export async function withIdempotency<T>(
   trx: Knex.Transaction,
   write: IdempotentWrite,
-  effect: () => Promise<R>,
-): Promise<R> {
+  effect: () => Promise<T>,
+  revive: (json: Record<string, unknown>) => T,
+): Promise<WriteOutcome<T>> {
   const print = fingerprint(write.request);
   const record = await idempotencyKeys.claim(trx, { ...write, fingerprint: print });
   if (record) {
     assertSameWrite(record, write, print);
-    return record.response as R;
+    return record.result === null ? new StoredAnswer(record.response) : revive(record.result);
   }
   const result = await effect();
   await idempotencyKeys.complete(trx, write.partnerId, write.key, result);
@@ -44,20 +66,16 @@ export async function withIdempotency<R>(
 }
 
 /**
- * The answer to a keyed write made in the database: `present(result)` — the first time and on every
- * replay alike, so a replay is the first answer again — or, for a key used for another operation or
- * request, IDEMPOTENCY_KEY_MISMATCH. `write.request` is what the database was given as its print.
+ * What a keyed write made in one database function comes to (its result, or a stored answer), or,
+ * for a key used for another operation or request, IDEMPOTENCY_KEY_MISMATCH. `write.request` is
+ * what the database was given as its print.
  */
-export function answerDatabaseWrite<T, R>(
-  outcome: DatabaseWrite<T>,
-  write: IdempotentWrite,
-  present: (result: T) => R,
-): R {
+export function databaseWriteOutcome<T>(outcome: DatabaseWrite<T>, write: IdempotentWrite): WriteOutcome<T> {
   if (outcome.replayed) {
     assertSameWrite(outcome as { operation: string; fingerprint: string }, write, fingerprint(write.request));
-    if (outcome.result === null) return outcome.response as R;
+    if (outcome.result === null) return new StoredAnswer(outcome.response);
   }
-  return present(outcome.result!);
+  return outcome.result!;
 }
 
 /** Throws unless a key's record was made by the same operation (and request, where that matters). */

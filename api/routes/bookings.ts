@@ -29,6 +29,7 @@ import {
   ConfirmResponse,
 } from './bookings.schemas.ts';
 import { ReasonBody } from './shared.schemas.ts';
+import { presented } from '../idempotency.ts';
 
 const tag = 'Bookings';
 const bookingId = '1f0e3d2c-4b5a-4c6d-8e7f-9a0b1c2d3e4f';
@@ -106,7 +107,7 @@ export const bookingRoutes = [
       IdempotencyKeyMismatchError,
     ],
     async handler({ partnerId, body }, deps) {
-      return { status: 201, body: await confirmBooking(deps, partnerId, body, presentConfirmed) };
+      return { status: 201, body: presented(await confirmBooking(deps, partnerId, body), presentConfirmed) };
     },
   }),
   defineRoute({
@@ -176,8 +177,8 @@ export const bookingRoutes = [
     },
     errors: [...ownership, InvalidHoldStateError, IdempotencyKeyMismatchError],
     async handler({ partnerId, params, body }, deps) {
-      const cancelled = await cancelBooking(deps, partnerId, params.bookingId, body, presentBookingChange);
-      return { status: 200, body: cancelled };
+      const cancelled = await cancelBooking(deps, partnerId, params.bookingId, body);
+      return { status: 200, body: presented(cancelled, presentBookingChange) };
     },
   }),
   defineRoute({
@@ -202,8 +203,8 @@ export const bookingRoutes = [
     },
     errors: [...ownership, InvalidHoldStateError, IdempotencyKeyMismatchError],
     async handler({ partnerId, params, body }, deps) {
-      const refunded = await refundBooking(deps, partnerId, params.bookingId, body, presentBookingChange);
-      return { status: 200, body: refunded };
+      const refunded = await refundBooking(deps, partnerId, params.bookingId, body);
+      return { status: 200, body: presented(refunded, presentBookingChange) };
     },
   }),
 ];

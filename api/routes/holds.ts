@@ -16,6 +16,7 @@ import { createHold } from '../use-cases/create-hold.ts';
 import { releaseHold } from '../use-cases/release-hold.ts';
 import { ReasonBody } from './shared.schemas.ts';
 import { CancelHoldResponse, CreateHoldBody, HoldParams, HoldResponse } from './holds.schemas.ts';
+import { presented } from '../idempotency.ts';
 
 const tag = 'Holds';
 
@@ -62,7 +63,7 @@ export const holdRoutes = [
       IdempotencyKeyMismatchError,
     ],
     async handler({ partnerId, body }, deps) {
-      return { status: 201, body: await createHold(deps, partnerId, body, presentHold) };
+      return { status: 201, body: presented(await createHold(deps, partnerId, body), presentHold) };
     },
   }),
   defineRoute({
@@ -97,8 +98,8 @@ export const holdRoutes = [
       IdempotencyKeyMismatchError,
     ],
     async handler({ partnerId, params, body }, deps) {
-      const released = await releaseHold(deps, partnerId, params.holdId, body, presentHoldRelease);
-      return { status: 200, body: released };
+      const released = await releaseHold(deps, partnerId, params.holdId, body);
+      return { status: 200, body: presented(released, presentHoldRelease) };
     },
   }),
 ];

@@ -17,6 +17,7 @@ import {
   PurchaseParams,
   PurchaseResponse,
 } from './packages.schemas.ts';
+import { presented } from '../idempotency.ts';
 
 const tag = 'Packages';
 const purchaseExample = {
@@ -57,10 +58,8 @@ export const packageRoutes = [
     },
     errors: [VenueNotAuthorizedError, PackageNotFoundError, IdempotencyKeyMismatchError],
     async handler({ partnerId, params, body }, { db }) {
-      const sold = await purchasePackage(db, partnerId, params.packageId, body, (purchase) => ({
-        purchase: presentPurchase(purchase),
-      }));
-      return { status: 201, body: sold };
+      const sold = await purchasePackage(db, partnerId, params.packageId, body);
+      return { status: 201, body: presented(sold, (purchase) => ({ purchase: presentPurchase(purchase) })) };
     },
   }),
   defineRoute({

@@ -13,7 +13,7 @@ import { transaction } from '../../db/postgres/transaction.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
 import { InvalidHoldStateError } from '../errors.ts';
-import { withIdempotency } from '../idempotency.ts';
+import { withIdempotency, type WriteOutcome } from '../idempotency.ts';
 import { lockOwnBooking } from './own-records.ts';
 
 type Deps = { db: Knex; boss: PgBoss };
@@ -26,15 +26,14 @@ export interface ChangeRequest {
 
 /**
  * Cancels the caller's booking, or replays the cancel made with the same key: the cancelled booking
- * as `present` made it the first time (idempotency.ts).
+ * as it was then (idempotency.ts).
  */
-export function cancelBooking<R>(
+export function cancelBooking(
   deps: Deps,
   partnerId: string,
   bookingId: string,
   input: ChangeRequest,
-  present: (cancelled: bookings.BookingRow) => R,
-): Promise<R> {
+): Promise<WriteOutcome<bookings.BookingRow>> {
   return changeOwnBooking(deps, partnerId, bookingId, input, 'booking_cancel', async (trx, booking) => {
     const cancelled = await bookings.cancel(trx, booking.id, input.reason ?? null);
     if (!cancelled) {
@@ -42,25 +41,29 @@ export function cancelBooking<R>(
         `The booking is ${booking.status}; only a BOOKED booking can be cancelled.`,
       );
     }
-    await releaseBooked(trx, deps.boss, booking, await recordBookingEvent(trx, 'booking_cancelled', cancelled.id));
-    return present(cancelled);
+    await releaseBooked(
+      trx,
+      deps.boss,
+      booking,
+      await recordBookingEvent(trx, 'booking_cancelled', cancelled.id),
+    );
+    return cancelled;
   });
 }
 
 /** Marks the caller's booking refunded, or replays the refund made with the same key (as cancel). */
-export function refundBooking<R>(
+export function refundBooking(
   deps: Deps,
   partnerId: string,
   bookingId: string,
   input: ChangeRequest,
-  present: (refunded: bookings.BookingRow) => R,
-): Promise<R> {
+): Promise<WriteOutcome<bookings.BookingRow>> {
   return changeOwnBooking(deps, partnerId, bookingId, input, 'booking_refund', async (trx, booking) => {
     const refunded = await bookings.refund(trx, booking.id, input.reason ?? null);
     if (!refunded) throw new InvalidHoldStateError('The booking is already REFUNDED.');
     const eventId = await recordBookingEvent(trx, 'booking_refunded', refunded.id);
     if (booking.status === 'BOOKED') await releaseBooked(trx, deps.boss, booking, eventId);
-    return present(refunded);
+    return refunded;
   });
 }
 
@@ -76,16 +79,21 @@ async function releaseBooked(
 }
 
 /** One keyed change of the caller's booking: idempotency, then the booking locked and checked. */
-function changeOwnBooking<R>(
+function changeOwnBooking(
   { db }: Deps,
   partnerId: string,
   bookingId: string,
   input: ChangeRequest,
   operation: 'booking_cancel' | 'booking_refund',
-  change: (trx: Knex.Transaction, booking: bookings.BookingRow) => Promise<R>,
-): Promise<R> {
+  change: (trx: Knex.Transaction, booking: bookings.BookingRow) => Promise<bookings.BookingRow>,
+): Promise<WriteOutcome<bookings.BookingRow>> {
   const write = { partnerId, key: input.idempotency_key, operation, request: { bookingId } };
   return transaction(db, (trx) =>
-    withIdempotency(trx, write, async () => change(trx, await lockOwnBooking(trx, partnerId, bookingId))),
+    withIdempotency(
+      trx,
+      write,
+      async () => change(trx, await lockOwnBooking(trx, partnerId, bookingId)),
+      bookings.bookingFromJson,
+    ),
   );
 }

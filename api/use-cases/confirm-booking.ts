@@ -20,7 +20,12 @@ import {
   NotOwnerError,
   VenueNotAuthorizedError,
 } from '../errors.ts';
-import { answerDatabaseWrite, fingerprint, type IdempotentWrite } from '../idempotency.ts';
+import {
+  databaseWriteOutcome,
+  fingerprint,
+  type IdempotentWrite,
+  type WriteOutcome,
+} from '../idempotency.ts';
 
 /** A confirm, as the partner asked for it (phones already in +91XXXXXXXXXX form). */
 export interface ConfirmRequest {
@@ -34,15 +39,14 @@ export interface ConfirmRequest {
 }
 
 /**
- * Confirms a hold into a booking, or replays the confirm made with the same key; either way the
- * answer is `present()` of the confirm as it was made.
+ * Confirms a hold into a booking, or replays the confirm made with the same key: either way the
+ * confirm as it was made.
  */
-export async function confirmBooking<R>(
+export async function confirmBooking(
   { db }: { db: Knex },
   partnerId: string,
   input: ConfirmRequest,
-  present: (confirmed: bookings.ConfirmedBooking) => R,
-): Promise<R> {
+): Promise<WriteOutcome<bookings.ConfirmedBooking>> {
   const { idempotency_key: key, ...request } = input;
   const write: IdempotentWrite = { partnerId, key, operation: 'confirm', request };
   const outcome = await retryLostRaces(async () => {
@@ -63,7 +67,7 @@ export async function confirmBooking<R>(
       throw refusal ? confirmRefused(refusal) : err;
     }
   });
-  return answerDatabaseWrite(outcome, write, present);
+  return databaseWriteOutcome(outcome, write);
 }
 
 /** The API's error for a refusal of `confirm_hold()`. */

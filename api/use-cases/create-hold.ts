@@ -28,7 +28,12 @@ import {
   TransformationConflictError,
   VenueNotAuthorizedError,
 } from '../errors.ts';
-import { answerDatabaseWrite, fingerprint, type IdempotentWrite } from '../idempotency.ts';
+import {
+  databaseWriteOutcome,
+  fingerprint,
+  type IdempotentWrite,
+  type WriteOutcome,
+} from '../idempotency.ts';
 
 /** A hold, as the partner asked for it (the phone already in +91XXXXXXXXXX form). */
 export interface HoldRequest {
@@ -41,15 +46,14 @@ export interface HoldRequest {
 }
 
 /**
- * Places a hold for `partnerId`, or replays the hold placed with the same idempotency key; either
- * way the answer is `present(hold)` of the hold as it was placed.
+ * Places a hold for `partnerId`, or replays the hold placed with the same idempotency key: either
+ * way the hold as it was placed.
  */
-export async function createHold<R>(
+export async function createHold(
   deps: { db: Knex; boss: PgBoss },
   partnerId: string,
   input: HoldRequest,
-  present: (hold: holds.HoldRow) => R,
-): Promise<R> {
+): Promise<WriteOutcome<holds.HoldRow>> {
   const write: IdempotentWrite = {
     partnerId,
     key: input.idempotency_key,
@@ -70,7 +74,7 @@ export async function createHold<R>(
           durationMinutes: input.slot_duration_minutes,
           customerPhone: input.customer_phone ?? null,
         });
-        return answerDatabaseWrite(outcome, write, present);
+        return databaseWriteOutcome(outcome, write);
       } catch (err) {
         const refusal = refusalOf(err);
         if (refusal?.reason === 'overdue') {

@@ -8,7 +8,7 @@ import { transaction } from '../../db/postgres/transaction.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
 import * as packages from '../../db/queries/packages.ts';
 import { PackageNotFoundError, VenueNotAuthorizedError } from '../errors.ts';
-import { withIdempotency } from '../idempotency.ts';
+import { withIdempotency, type WriteOutcome } from '../idempotency.ts';
 
 /** A purchase as the partner asked for it (the phone already in +91XXXXXXXXXX form). */
 export interface PurchaseRequest {
@@ -19,15 +19,14 @@ export interface PurchaseRequest {
 
 /**
  * Sells the package to the customer, or replays the purchase made with the same key: the purchase
- * as `present` made it the first time (idempotency.ts).
+ * as it was made (idempotency.ts).
  */
-export function purchasePackage<R>(
+export function purchasePackage(
   db: Knex,
   partnerId: string,
   packageId: string,
   input: PurchaseRequest,
-  present: (purchase: purchases.PurchaseRow) => R,
-): Promise<R> {
+): Promise<WriteOutcome<purchases.PurchaseRow>> {
   const { idempotency_key: key, ...fields } = input;
   const write = {
     partnerId,
@@ -36,17 +35,21 @@ export function purchasePackage<R>(
     request: { packageId, ...fields },
   };
   return transaction(db, (trx) =>
-    withIdempotency(trx, write, async () => {
-      const pkg = await packages.findForPartner(trx, packageId, partnerId);
-      if (!pkg) throw new PackageNotFoundError();
-      if (!pkg.venue_authorized) throw new VenueNotAuthorizedError();
-      const purchase = await purchases.insert(trx, {
-        packageId,
-        partnerId,
-        customerPhone: input.customer_phone,
-        paymentMethod: input.payment_method,
-      });
-      return present(purchase);
-    }),
+    withIdempotency(
+      trx,
+      write,
+      async () => {
+        const pkg = await packages.findForPartner(trx, packageId, partnerId);
+        if (!pkg) throw new PackageNotFoundError();
+        if (!pkg.venue_authorized) throw new VenueNotAuthorizedError();
+        return purchases.insert(trx, {
+          packageId,
+          partnerId,
+          customerPhone: input.customer_phone,
+          paymentMethod: input.payment_method,
+        });
+      },
+      purchases.purchaseFromJson,
+    ),
   );
 }

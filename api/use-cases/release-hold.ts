@@ -6,21 +6,20 @@ import type { Knex } from '../../db/postgres/knex.ts';
 import { transaction } from '../../db/postgres/transaction.ts';
 import * as holds from '../../db/queries/holds.ts';
 import { HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
-import { withIdempotency } from '../idempotency.ts';
+import { withIdempotency, type WriteOutcome } from '../idempotency.ts';
 import type { ChangeRequest } from './change-booking.ts';
 import { lockOwnHold } from './own-records.ts';
 
 /**
  * Releases the caller's hold, or replays the release made with the same key: the released hold as
- * `present` made it the first time (idempotency.ts).
+ * it was then (idempotency.ts).
  */
-export async function releaseHold<R>(
+export async function releaseHold(
   { db, boss }: { db: Knex; boss: PgBoss },
   partnerId: string,
   holdId: string,
   input: ChangeRequest,
-  present: (released: holds.HoldRow) => R,
-): Promise<R> {
+): Promise<WriteOutcome<holds.HoldRow>> {
   const write = {
     partnerId,
     key: input.idempotency_key,
@@ -28,15 +27,20 @@ export async function releaseHold<R>(
     request: { holdId },
   };
   return transaction(db, (trx) =>
-    withIdempotency(trx, write, async () => {
-      const hold = await lockOwnHold(trx, partnerId, holdId);
-      if (hold.expired) throw new HoldExpiredError();
-      if (hold.status !== 'ACTIVE') {
-        throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be released.`);
-      }
-      const cancelled = (await holds.cancel(trx, hold.id, input.reason ?? null))!;
-      await freeWindow(trx, boss, hold.id, await recordHoldEvent(trx, 'hold_cancelled', cancelled.id));
-      return present(cancelled);
-    }),
+    withIdempotency(
+      trx,
+      write,
+      async () => {
+        const hold = await lockOwnHold(trx, partnerId, holdId);
+        if (hold.expired) throw new HoldExpiredError();
+        if (hold.status !== 'ACTIVE') {
+          throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be released.`);
+        }
+        const cancelled = (await holds.cancel(trx, hold.id, input.reason ?? null))!;
+        await freeWindow(trx, boss, hold.id, await recordHoldEvent(trx, 'hold_cancelled', cancelled.id));
+        return cancelled;
+      },
+      holds.holdFromJson,
+    ),
   );
 }

@@ -75,12 +75,17 @@ export async function confirm(db: Knex, c: HoldConfirmation): Promise<DatabaseWr
   const row = rows[0]!;
   const result = row.result && {
     ...(row.result as unknown as ConfirmedBooking),
-    booking: datesIn(row.result.booking, BOOKING_TIMESTAMPS) as unknown as BookingRow,
+    booking: bookingFromJson(row.result.booking),
   };
   return { ...row, result };
 }
 
 const BOOKING_TIMESTAMPS = ['slot_start', 'slot_end', 'booked_at', 'cancelled_at', 'refunded_at'];
+
+/** A booking row from its JSON: timestamps become Dates, as the driver makes them. */
+export function bookingFromJson(json: Record<string, unknown>): BookingRow {
+  return datesIn(json, BOOKING_TIMESTAMPS) as unknown as BookingRow;
+}
 
 /** A booking by id. */
 export async function findById(db: Knex, id: string): Promise<BookingRow | undefined> {

@@ -66,7 +66,7 @@ export async function place(db: Knex, hold: HoldPlacement): Promise<DatabaseWrit
 }
 
 /** A hold row from its JSON (`to_jsonb(h)`): timestamps become Dates, as the driver makes them. */
-function holdFromJson(json: Record<string, unknown>): HoldRow {
+export function holdFromJson(json: Record<string, unknown>): HoldRow {
   return datesIn(json, HOLD_TIMESTAMPS) as unknown as HoldRow;
 }
 

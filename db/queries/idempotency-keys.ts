@@ -7,7 +7,9 @@ export interface IdempotencyRow {
   key: string;
   operation: string;
   fingerprint: string;
-  status_code: number | null;
+  /** The write's result as data (what replays revive). */
+  result: Record<string, unknown> | null;
+  /** What a release before results were kept as data stored: the answer, already presented. */
   response: unknown;
 }
 
@@ -30,11 +32,11 @@ export async function claim(
 }
 
 /**
- * Stores the result of the write that claimed the key. (status_code, written by earlier versions,
- * is no longer: a replay answers with its route's status.)
+ * Stores the result of the write that claimed the key, as data. (status_code, written by releases
+ * long gone, is no longer read: a replay answers with its route's status.)
  */
-export async function complete(trx: Knex, partnerId: string, key: string, response: unknown): Promise<void> {
+export async function complete(trx: Knex, partnerId: string, key: string, result: unknown): Promise<void> {
   await trx('idempotency_keys')
     .where({ partner_id: partnerId, key })
-    .update({ response: JSON.stringify(response) });
+    .update({ result: JSON.stringify(result) });
 }

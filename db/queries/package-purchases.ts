@@ -4,6 +4,7 @@
  * cancels never take more than was bought nor return more than was taken.
  */
 import type { Knex } from '../postgres/knex.ts';
+import { datesIn } from './database-write.ts';
 
 export const PAYMENT_METHODS = ['cash', 'upi', 'card', 'other'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
@@ -21,6 +22,11 @@ export interface PurchaseRow {
   credits_remaining: number;
   purchased_at: Date;
   expires_at: Date;
+}
+
+/** A purchase row from its JSON: timestamps become Dates, as the driver makes them. */
+export function purchaseFromJson(json: Record<string, unknown>): PurchaseRow {
+  return datesIn(json, ['purchased_at', 'expires_at']) as unknown as PurchaseRow;
 }
 
 /** A new purchase of a catalogue package; credits, price, venue and validity come from the package. */

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { fingerprint } from '../../api/idempotency.ts';
 import { randomUUID } from 'node:crypto';
 import * as grants from '../../db/queries/venue-grants.ts';
 import {
@@ -309,4 +310,38 @@ test('GET /bookings pages with starting_after: keyset over ties, the same filter
     t.is(res.body.error, 'VALIDATION_ERROR');
     assertDocumented(t, 'GET /bookings', res);
   }
+});
+
+test('a key stores the write as data, replayed through its presenter; an earlier release’s stored answer replays as it is', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const b = await bookSlot(server(), w, { index: 5 });
+  const key = randomUUID();
+  const cancel = () =>
+    call(server(), 'POST', `/api/v1/bookings/${b.bookingId}/cancel`, {
+      key: w.apiKey,
+      body: { idempotency_key: key, reason: 'rain' },
+    });
+  const first = await cancel();
+  t.is(first.status, 200, first.text);
+  const stored = await db('idempotency_keys').where({ partner_id: w.partnerId, key }).first();
+  t.like(stored.result, { id: b.bookingId, status: 'CANCELLED', cancel_reason: 'rain' }, 'the booking, as data');
+  t.is(stored.response, null);
+  t.deepEqual((await cancel()).body, first.body, 'the replay is presented as the first answer was');
+
+  // A key written by a release that stored the presented answer: it is replayed as it was sent.
+  const legacy = randomUUID();
+  const answer = { message: 'Booking cancelled.', booking_id: b.bookingId, status: 'CANCELLED' };
+  await db('idempotency_keys').insert({
+    partner_id: w.partnerId,
+    key: legacy,
+    operation: 'booking_cancel',
+    fingerprint: fingerprint({ bookingId: b.bookingId }),
+    response: JSON.stringify(answer),
+  });
+  const replayed = await call(server(), 'POST', `/api/v1/bookings/${b.bookingId}/cancel`, {
+    key: w.apiKey,
+    body: { idempotency_key: legacy },
+  });
+  t.deepEqual([replayed.status, replayed.body], [200, answer]);
 });

@@ -3,6 +3,7 @@
  * (two web processes), on one database.
  */
 import test from 'ava';
+import type { HoldRow } from '../../db/queries/holds.ts';
 import { randomUUID } from 'node:crypto';
 import { createHold } from '../../api/use-cases/create-hold.ts';
 import { createDb } from '../../db/postgres/knex.ts';
@@ -234,7 +235,7 @@ test.serial(
     p_data jsonb, p_start_after timestamptz default null, p_expire_seconds integer default null)
     returns setof uuid language plpgsql as $$ begin raise exception 'queue unavailable'; end $$`);
     try {
-      await t.throwsAsync(() => createHold({ db, boss }, w.partnerId, input, (hold) => hold), {
+      await t.throwsAsync(() => createHold({ db, boss }, w.partnerId, input), {
         message: /queue unavailable/,
       });
     } finally {
@@ -251,7 +252,7 @@ test.serial(
       0,
     );
 
-    const retried = await createHold({ db, boss }, w.partnerId, input, (hold) => hold);
+    const retried = (await createHold({ db, boss }, w.partnerId, input)) as HoldRow;
     t.is(retried.status, 'ACTIVE', 'the key was not spent: the retry places the hold');
     t.is(Number((await db('events').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 1);
   },

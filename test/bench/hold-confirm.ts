@@ -12,6 +12,8 @@ import { createBoss } from '../../db/jobs/boss.ts';
 import { createDb, type Knex } from '../../db/postgres/knex.ts';
 import type { Logger } from '../../db/platform/log.ts';
 import * as apiKeys from '../../db/queries/api-keys.ts';
+import type { ConfirmedBooking } from '../../db/queries/bookings.ts';
+import type { HoldRow } from '../../db/queries/holds.ts';
 import {
   benchPartners,
   benchVenue,
@@ -128,18 +130,18 @@ function directCycle(db: Knex, boss: Parameters<typeof createHold>[0]['boss']): 
     const keyHash = hashApiKey(client.apiKey);
     let t = process.hrtime.bigint();
     await apiKeys.authenticate(db, keyHash);
-    const held = await createHold(
-      { db, boss },
-      client.partnerId,
-      { ...holdBody(venueId, slot), slot_start: slot.slot_start },
-      presentHold,
+    const held = presentHold(
+      (await createHold({ db, boss }, client.partnerId, {
+        ...holdBody(venueId, slot),
+        slot_start: slot.slot_start,
+      })) as HoldRow,
     );
     const holdMs = msSince(t);
     t = process.hrtime.bigint();
     await apiKeys.authenticate(db, keyHash);
     const { customer_phone, ...body } = confirmBody(held.hold_id);
     const confirm = { ...body, customer_phone: `+91${customer_phone}` };
-    await confirmBooking({ db }, client.partnerId, confirm, presentConfirmed);
+    presentConfirmed((await confirmBooking({ db }, client.partnerId, confirm)) as ConfirmedBooking);
     return [holdMs, msSince(t)];
   };
 }
