@@ -40,7 +40,7 @@ export class StoredAnswer {
 export type WriteOutcome<T> = T | StoredAnswer;
 
 /** The body to answer with: `present(result)`, or a stored answer as it is. */
-export function presented<T, R>(outcome: WriteOutcome<T>, present: (result: T) => R): R | unknown {
+export function presented<T, R>(outcome: WriteOutcome<T>, present: (result: T) => R): unknown {
   return outcome instanceof StoredAnswer ? outcome.body : present(outcome);
 }
 

@@ -6,9 +6,4 @@ import { waitlistExpire } from './waitlist-expire.ts';
 import { waitlistPromote } from './waitlist-promote.ts';
 
 /** Every handler the worker registers. A new kind of job adds its handler here. */
-export const handlers: readonly JobHandler[] = [
-  holdExpire,
-  waitlistExpire,
-  waitlistPromote,
-  retentionPrune,
-];
+export const handlers: readonly JobHandler[] = [holdExpire, waitlistExpire, waitlistPromote, retentionPrune];

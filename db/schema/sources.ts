@@ -35,7 +35,9 @@ const REQUIRES = /^-- requires:((?:.*)(?:\n--\s{2,}.*)*)/m;
 /** Every function file, in an order in which each comes after what it requires. */
 export function functionFiles(directory = FUNCTIONS_DIRECTORY): FunctionFile[] {
   const files = new Map<string, FunctionFile>();
-  for (const entry of readdirSync(directory).filter((f) => f.endsWith('.sql')).sort()) {
+  for (const entry of readdirSync(directory)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
     const sql = readFileSync(path.join(directory, entry), 'utf8');
     const listed = REQUIRES.exec(sql)?.[1] ?? '';
     const requires = listed
@@ -50,7 +52,8 @@ export function functionFiles(directory = FUNCTIONS_DIRECTORY): FunctionFile[] {
     const file = files.get(name);
     if (!file) throw new Error(`db/functions: ${from.at(-1)}.sql requires ${name}, which has no file`);
     if (state.get(name) === 'done') return;
-    if (state.get(name) === 'visiting') throw new Error(`db/functions: ${[...from, name].join(' → ')} is a cycle`);
+    if (state.get(name) === 'visiting')
+      throw new Error(`db/functions: ${[...from, name].join(' → ')} is a cycle`);
     state.set(name, 'visiting');
     for (const required of file.requires) visit(required, [...from, name]);
     state.set(name, 'done');

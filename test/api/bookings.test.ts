@@ -325,7 +325,11 @@ test('a key stores the write as data, replayed through its presenter; an earlier
   const first = await cancel();
   t.is(first.status, 200, first.text);
   const stored = await db('idempotency_keys').where({ partner_id: w.partnerId, key }).first();
-  t.like(stored.result, { id: b.bookingId, status: 'CANCELLED', cancel_reason: 'rain' }, 'the booking, as data');
+  t.like(
+    stored.result,
+    { id: b.bookingId, status: 'CANCELLED', cancel_reason: 'rain' },
+    'the booking, as data',
+  );
   t.is(stored.response, null);
   t.deepEqual((await cancel()).body, first.body, 'the replay is presented as the first answer was');
 
