@@ -28,5 +28,27 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
+  // Two edges over one shared core: api/ (HTTP) and workers/ (jobs) stand side by side on db/ and
+  // never import each other; db/ imports neither (docs/ARCHITECTURE.md).
+  ...[
+    { room: 'api', forbidden: 'workers' },
+    { room: 'workers', forbidden: 'api' },
+    { room: 'db', forbidden: 'api|workers' },
+  ].map(({ room, forbidden }) => ({
+    files: [`${room}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `(^|/)(${forbidden})/`,
+              message: `${room}/ stands on db/ and never imports ${forbidden.replace('|', ' or ')}/.`,
+            },
+          ],
+        },
+      ],
+    },
+  })),
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
 );

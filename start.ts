@@ -11,7 +11,7 @@ import { announceStartDatabase } from './db/platform/embedded/announce.ts';
 import { startEmbeddedPostgres, type EmbeddedServer } from './db/platform/embedded/server.ts';
 import { createDb } from './db/postgres/knex.ts';
 import { createLogger, type Logger } from './db/platform/log.ts';
-import { migrate } from './db/migrate.ts';
+import { migrate } from './db/schema/migrate.ts';
 import { Metrics } from './db/platform/metrics.ts';
 import { serveMetricsIfAsked } from './db/platform/metrics-server.ts';
 import * as partners from './db/queries/partners.ts';

@@ -20,8 +20,7 @@ import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { asValidationError, validateInput } from './middleware/validate.ts';
-import { API_PREFIX } from './openapi.ts';
-import { TypedBytes, type Route } from './route.ts';
+import { API_PREFIX, TypedBytes, type Route } from './route.ts';
 import { unserved, type Metrics } from '../db/platform/metrics.ts';
 import { routes as allRoutes } from './routes/index.ts';
 

@@ -10,7 +10,7 @@ import { Metrics, unserved } from '../db/platform/metrics.ts';
 import { serveMetricsIfAsked, type ReadinessCheck } from '../db/platform/metrics-server.ts';
 import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
 import { watchPools } from '../db/postgres/pool-gauges.ts';
-import { readiness } from '../db/postgres/readiness.ts';
+import { readiness } from '../db/schema/readiness.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { buildApp } from './app.ts';
 import { closeGracefully, listen } from './server.ts';

@@ -21,13 +21,10 @@ import {
   ValidationError,
   type DomainErrorClass,
 } from './errors.ts';
-import type { Route } from './route.ts';
-import { ErrorBody } from './routes/shared.schemas.ts';
+import { API_PREFIX, type Route } from './route.ts';
+import { ErrorBody } from './schemas/shared.ts';
 
 type Json = Record<string, unknown>;
-
-/** Where the versioned API lives; the document's paths are relative to it. */
-export const API_PREFIX = '/api/v1';
 
 const HEADERS = {
   'X-Request-Id': { description: 'The request id (echoed or generated).', schema: { type: 'string' } },

@@ -8,6 +8,9 @@ import type { z } from 'zod';
 import type { AppDeps } from './context.ts';
 import type { DomainErrorClass } from './errors.ts';
 
+/** Where the versioned API lives: every route's path is under it, and the document's too. */
+export const API_PREFIX = '/api/v1';
+
 /** A success response of a route, for the OpenAPI document. */
 export interface ResponseSpec {
   description: string;

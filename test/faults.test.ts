@@ -22,7 +22,7 @@ import { startEmbeddedPostgres, type EmbeddedServer } from '../db/platform/embed
 import { createDb, type Knex } from '../db/postgres/knex.ts';
 import { createLogger } from '../db/platform/log.ts';
 import { EVENT_TYPES } from '../db/queries/events.ts';
-import { migrate } from '../db/migrate.ts';
+import { migrate } from '../db/schema/migrate.ts';
 import { gridSlots, makeBookingWorld, type GridSlot } from './helpers/booking.ts';
 import { startProcess, type Started } from './helpers/processes.ts';
 import { waitFor } from './helpers/wait.ts';

@@ -81,7 +81,7 @@ if (!program && !required) {
       return started;
     };
 
-    setup.migrations = [0, 1].map(() => start('db/migrate.ts', pooledEnv()));
+    setup.migrations = [0, 1].map(() => start('db/schema/migrate.ts', pooledEnv()));
     const exits = setup.migrations.map((m) => once(m.child, 'exit') as Promise<[number]>);
     for (const [i, exit] of exits.entries()) {
       const [code] = await exit;

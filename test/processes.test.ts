@@ -52,7 +52,7 @@ test('invalid configuration stops a process at start with one line naming the va
   for (const [script, env, name] of [
     ['api/main.ts', { PORT: 'abc' }, 'PORT'],
     ['workers/main.ts', { SERVICE_ENV: 'staging' }, 'SERVICE_ENV'],
-    ['db/migrate.ts', { DATABASE_URL: '' }, 'DATABASE_URL'],
+    ['db/schema/migrate.ts', { DATABASE_URL: '' }, 'DATABASE_URL'],
   ] as const) {
     const bad = start(script, env);
     const [code] = (await once(bad.child, 'exit')) as [number];
@@ -108,7 +108,7 @@ test('a database that refuses outright stops web and worker with one fatal JSON 
 });
 
 test('migrate can run again on a migrated database', async (t) => {
-  const { stdout } = await promisify(execFile)(process.execPath, ['db/migrate.ts'], {
+  const { stdout } = await promisify(execFile)(process.execPath, ['db/schema/migrate.ts'], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: database().url, LOG_LEVEL: 'info' },
   });

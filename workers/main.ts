@@ -21,7 +21,7 @@ import { Metrics, unserved } from '../db/platform/metrics.ts';
 import { serveMetricsIfAsked, type ReadinessCheck } from '../db/platform/metrics-server.ts';
 import { inJobSpan } from '../db/platform/tracing.ts';
 import { watchPools } from '../db/postgres/pool-gauges.ts';
-import { readiness } from '../db/postgres/readiness.ts';
+import { readiness } from '../db/schema/readiness.ts';
 
 /** How long active jobs get to finish after SIGTERM. */
 const STOP_TIMEOUT_MS = 30_000;

@@ -14,7 +14,7 @@ import type { AttemptPlan, SettledAttempt } from '../db/queries/webhook-deliveri
 import { eventPayload } from '../db/rules/event-payload.ts';
 import { nextAttempt } from '../db/rules/webhook-attempts.ts';
 import { postWebhook } from './webhook-http.ts';
-import { signStandardWebhook, signWebhook, type WebhookEvent } from './webhook-signature.ts';
+import { signStandardWebhook, signWebhook, type WebhookEvent } from '../db/rules/webhook-signature.ts';
 
 /** What an attempt needs besides its plan. */
 export interface AttemptDeps {

@@ -10,7 +10,7 @@
 import type { ResourceDay, SlotTimes } from '../../db/queries/slots.ts';
 import { slotId } from '../../db/rules/slot-id.ts';
 import { JsonBytes } from '../route.ts';
-import type { AvailabilityResponse } from '../routes/availability.schemas.ts';
+import type { AvailabilityResponse } from '../schemas/availability.ts';
 
 /**
  * Per resource day, each slot's `{"slot_id":…,"resource_id":…,"slot_start":…,"slot_end":…,

@@ -6,8 +6,8 @@ import type {
   BookingDetail,
   BookingListItem,
   ConfirmResponse,
-} from '../routes/bookings.schemas.ts';
-import type { CancelHoldResponse, HoldResponse } from '../routes/holds.schemas.ts';
+} from '../schemas/bookings.ts';
+import type { CancelHoldResponse, HoldResponse } from '../schemas/holds.ts';
 
 export function presentHold(hold: HoldRow): HoldResponse {
   return {

@@ -1,6 +1,6 @@
 /** Package purchases as the API shows them. */
 import type { PurchaseRow } from '../../db/queries/package-purchases.ts';
-import type { PackagePurchase } from '../routes/packages.schemas.ts';
+import type { PackagePurchase } from '../schemas/packages.ts';
 
 export function presentPurchase(p: PurchaseRow): PackagePurchase {
   return {

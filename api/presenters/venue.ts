@@ -1,7 +1,7 @@
 /** Venue and resource rows as the API shows them. */
 import type { ResourceRow } from '../../db/queries/resources.ts';
 import type { VenueRow } from '../../db/queries/venues.ts';
-import type { Resource, Venue } from '../routes/venues.schemas.ts';
+import type { Resource, Venue } from '../schemas/venues.ts';
 
 /** ISO weekday number (1 = Monday) to the English name the API uses. */
 export const WEEKDAY_NAMES = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];

@@ -1,6 +1,6 @@
 /** Waitlist entries as the API shows them. */
 import type { WaitlistEntryRow } from '../../db/queries/waitlist-entries.ts';
-import type { WaitlistEntry } from '../routes/waitlist.schemas.ts';
+import type { WaitlistEntry } from '../schemas/waitlist.ts';
 
 export function presentWaitlistEntry(w: WaitlistEntryRow): WaitlistEntry {
   return {

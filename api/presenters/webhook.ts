@@ -1,7 +1,7 @@
 /** Webhook subscriptions and deliveries as the API shows them. Secrets never appear here. */
 import type { DeadLetterRow } from '../../db/queries/webhook-deliveries.ts';
 import type { SubscriptionRow } from '../../db/queries/webhook-subscriptions.ts';
-import type { DeadLetter, WebhookSubscription } from '../routes/webhooks.schemas.ts';
+import type { DeadLetter, WebhookSubscription } from '../schemas/webhooks.ts';
 
 export function presentSubscription(row: SubscriptionRow): WebhookSubscription {
   return {

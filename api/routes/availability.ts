@@ -3,7 +3,7 @@ import { ValidationError, VenueNotAuthorizedError } from '../errors.ts';
 import { presentAvailability } from '../presenters/availability.ts';
 import { defineRoute } from '../route.ts';
 import { getAvailability } from '../use-cases/get-availability.ts';
-import { AvailabilityQuery, AvailabilityResponse } from './availability.schemas.ts';
+import { AvailabilityQuery, AvailabilityResponse } from '../schemas/availability.ts';
 
 export const availabilityRoutes = [
   defineRoute({

@@ -27,8 +27,8 @@ import {
   BookingParams,
   ConfirmBody,
   ConfirmResponse,
-} from './bookings.schemas.ts';
-import { ReasonBody } from './shared.schemas.ts';
+} from '../schemas/bookings.ts';
+import { ReasonBody } from '../schemas/shared.ts';
 import { presented } from '../idempotency.ts';
 
 const tag = 'Bookings';

@@ -3,7 +3,7 @@ import { eventPayload } from '../../db/rules/event-payload.ts';
 import { ValidationError } from '../errors.ts';
 import { defineRoute } from '../route.ts';
 import { pullEvents } from '../use-cases/pull-events.ts';
-import { EventPullQuery, EventPullResponse } from './events.schemas.ts';
+import { EventPullQuery, EventPullResponse } from '../schemas/events.ts';
 
 export const eventRoutes = [
   defineRoute({

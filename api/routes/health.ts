@@ -5,8 +5,8 @@
  */
 import { readyAnswer } from '../../db/platform/metrics-server.ts';
 import { defineRoute } from '../route.ts';
-import { databaseReachable, readiness } from '../../db/postgres/readiness.ts';
-import { HealthResponse, LiveResponse, ReadyResponse } from './health.schemas.ts';
+import { databaseReachable, readiness } from '../../db/schema/readiness.ts';
+import { HealthResponse, LiveResponse, ReadyResponse } from '../schemas/health.ts';
 
 const example = { status: 'ok', sandbox: true, timestamp: '2026-11-22T00:30:00.000Z' };
 

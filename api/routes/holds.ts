@@ -14,8 +14,8 @@ import { presentHold, presentHoldRelease } from '../presenters/booking.ts';
 import { defineRoute } from '../route.ts';
 import { createHold } from '../use-cases/create-hold.ts';
 import { releaseHold } from '../use-cases/release-hold.ts';
-import { ReasonBody } from './shared.schemas.ts';
-import { CancelHoldResponse, CreateHoldBody, HoldParams, HoldResponse } from './holds.schemas.ts';
+import { ReasonBody } from '../schemas/shared.ts';
+import { CancelHoldResponse, CreateHoldBody, HoldParams, HoldResponse } from '../schemas/holds.ts';
 import { presented } from '../idempotency.ts';
 
 const tag = 'Holds';

@@ -16,7 +16,7 @@ import {
   PurchaseBody,
   PurchaseParams,
   PurchaseResponse,
-} from './packages.schemas.ts';
+} from '../schemas/packages.ts';
 import { presented } from '../idempotency.ts';
 
 const tag = 'Packages';

@@ -3,7 +3,7 @@ import { VenueNotFoundError } from '../errors.ts';
 import { presentResource, presentVenue } from '../presenters/venue.ts';
 import { defineRoute } from '../route.ts';
 import { getVenue, listVenueResources, listVenues } from '../use-cases/discover-venues.ts';
-import { ResourceListResponse, VenueListResponse, VenueParams, VenueResponse } from './venues.schemas.ts';
+import { ResourceListResponse, VenueListResponse, VenueParams, VenueResponse } from '../schemas/venues.ts';
 
 const tag = 'Discovery';
 const venueExample = {

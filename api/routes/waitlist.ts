@@ -9,7 +9,7 @@ import {
   WaitlistEntryResponse,
   WaitlistListResponse,
   WaitlistQuery,
-} from './waitlist.schemas.ts';
+} from '../schemas/waitlist.ts';
 
 const tag = 'Waitlist';
 const entryExample = {

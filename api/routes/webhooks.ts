@@ -6,7 +6,7 @@ import {
   SubscriptionNotFoundError,
 } from '../errors.ts';
 import { presentDeadLetter, presentSubscription } from '../presenters/webhook.ts';
-import { standardWebhooksSecret } from '../../workers/webhook-signature.ts';
+import { standardWebhooksSecret } from '../../db/rules/webhook-signature.ts';
 import { defineRoute } from '../route.ts';
 import { listSubscriptions, rotateSecret, subscribe } from '../use-cases/manage-webhooks.ts';
 import { observeDeliveries, redeliver } from '../use-cases/observe-deliveries.ts';
@@ -19,7 +19,7 @@ import {
   SubscriptionParams,
   SubscriptionWithSecretResponse,
   WebhookDeliveryPayload,
-} from './webhooks.schemas.ts';
+} from '../schemas/webhooks.ts';
 
 const tag = 'Webhooks';
 const subscriptionExample = {

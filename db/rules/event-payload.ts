@@ -4,7 +4,7 @@
  * function for both, so the two cannot drift apart.
  */
 import type { EventRow } from '../queries/events.ts';
-import type { WebhookEvent } from '../../workers/webhook-signature.ts';
+import type { WebhookEvent } from './webhook-signature.ts';
 
 export function eventPayload<D extends string | null>(
   event: EventRow,

@@ -5,7 +5,7 @@
  * server when set (its user must be allowed to CREATE DATABASE), otherwise an embedded PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
-import { migrate } from '../migrate.ts';
+import { migrate } from './migrate.ts';
 import { startEmbeddedPostgres } from '../platform/embedded/server.ts';
 import type { Logger } from '../platform/log.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../postgres/database-url.ts';

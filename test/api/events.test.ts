@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import * as grants from '../../db/queries/venue-grants.ts';
 import * as venues from '../../db/queries/venues.ts';
 import { expireHoldIfDue } from '../../db/rules/hold-expiry.ts';
-import type { WebhookEvent } from '../../workers/webhook-signature.ts';
+import type { WebhookEvent } from '../../db/rules/webhook-signature.ts';
 import { startWorkers } from '../../workers/main.ts';
 import {
   bookSlot,

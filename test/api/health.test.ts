@@ -1,6 +1,6 @@
 import test from 'ava';
 import { createDb } from '../../db/postgres/knex.ts';
-import { PROBE_ANSWER_MS } from '../../db/postgres/readiness.ts';
+import { PROBE_ANSWER_MS } from '../../db/schema/readiness.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { call, startApp } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';

@@ -12,7 +12,7 @@ import test from 'ava';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CASE_MESSAGES } from '../../api/error-examples.ts';
-import { API_PREFIX } from '../../api/openapi.ts';
+import { API_PREFIX } from '../../api/route.ts';
 import { routes } from '../../api/routes/index.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { call, useTestServer } from '../helpers/http.ts';

@@ -13,7 +13,7 @@ import { issueKey } from '../../db/cli/partner-commands.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../db/postgres/database-url.ts';
 import { createDb, type Knex } from '../../db/postgres/knex.ts';
 import type { Logger } from '../../db/platform/log.ts';
-import { migrate } from '../../db/migrate.ts';
+import { migrate } from '../../db/schema/migrate.ts';
 import * as partners from '../../db/queries/partners.ts';
 import * as resources from '../../db/queries/resources.ts';
 import * as venues from '../../db/queries/venues.ts';

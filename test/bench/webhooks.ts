@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '../../db/postgres/knex.ts';
-import { signWebhook } from '../../workers/webhook-signature.ts';
+import { signWebhook } from '../../db/rules/webhook-signature.ts';
 import {
   benchPartners,
   benchVenue,

@@ -9,7 +9,11 @@ import { readFile } from 'node:fs/promises';
 import { Webhook } from 'standardwebhooks';
 import { verifyWebhook } from '../../client/src/index.ts';
 import { generatedTypes, SCHEMA_FILE } from '../../client/scripts/generate-types.ts';
-import { signStandardWebhook, signWebhook, standardWebhooksSecret } from '../../workers/webhook-signature.ts';
+import {
+  signStandardWebhook,
+  signWebhook,
+  standardWebhooksSecret,
+} from '../../db/rules/webhook-signature.ts';
 
 test('client/src/schema.ts is what openapi-typescript makes of the served document', async (t) => {
   t.true(

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../db/postgres/database-url.ts';
 import { createDb } from '../../db/postgres/knex.ts';
 import { createLogger } from '../../db/platform/log.ts';
-import { migrate } from '../../db/migrate.ts';
+import { migrate } from '../../db/schema/migrate.ts';
 import { MIGRATIONS } from '../../db/schema/sources.ts';
 
 const log = createLogger('silent');

@@ -17,7 +17,7 @@ import { MAX_ATTEMPTS } from '../../db/rules/webhook-attempts.ts';
 import { sendAttempt, type AttemptDeps } from '../../workers/webhook-deliver.ts';
 import { PER_ORIGIN } from '../../workers/webhook-dispatcher.ts';
 import { verifyWebhook } from '../../client/src/index.ts';
-import type { WebhookEvent } from '../../workers/webhook-signature.ts';
+import type { WebhookEvent } from '../../db/rules/webhook-signature.ts';
 import { holdSlot, makeBookingWorld } from './booking.ts';
 import type { TestDatabase } from './database.ts';
 import { call, type TestServer } from './http.ts';

@@ -17,7 +17,9 @@ import { join } from '../waitlist.ts';
 import { subscribe } from '../webhooks.ts';
 
 /** Where the API is mounted on the test server. */
-export const API_PREFIX = '/api/v1';
+import { API_PREFIX } from '../../../api/route.ts';
+
+export { API_PREFIX };
 
 /** The venues of the world and the slot starts the setup books from. */
 export interface Venues {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Phone } from '../../db/rules/phone.ts';
 import { WAITLIST_STATUSES } from '../../db/queries/waitlist-entries.ts';
-import { DateOnly, DateTime, freeText, IgnoredPartnerId, opaqueText, Uuid } from './shared.schemas.ts';
+import { DateOnly, DateTime, freeText, IgnoredPartnerId, opaqueText, Uuid } from './shared.ts';
 
 const ResourceId = opaqueText({ min: 1, max: 100 }).meta({
   description: 'A resource of the venue, from discovery.',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Phone } from '../../db/rules/phone.ts';
 import { PAYMENT_METHODS } from '../../db/queries/package-purchases.ts';
-import { DateTime, IdempotencyKey, IgnoredPartnerId, Uuid } from './shared.schemas.ts';
+import { DateTime, IdempotencyKey, IgnoredPartnerId, Uuid } from './shared.ts';
 
 export const PackageParams = z.object({ packageId: Uuid });
 export const PurchaseParams = z.object({ purchaseId: Uuid });

@@ -1,7 +1,7 @@
 /** Whether a process can serve: the database answers, and its migrations are the ones this code ships. */
 import { readdir } from 'node:fs/promises';
-import { MIGRATIONS } from '../schema/sources.ts';
-import type { Knex } from './knex.ts';
+import { MIGRATIONS } from './sources.ts';
+import type { Knex } from '../postgres/knex.ts';
 
 /** How long the health check waits for the database before calling it unavailable. */
 const DATABASE_TIMEOUT_MS = 2000;

@@ -1,13 +1,6 @@
 import { z } from 'zod';
 import { Phone } from '../../db/rules/phone.ts';
-import {
-  DateTime,
-  DateTimeInput,
-  IdempotencyKey,
-  IgnoredPartnerId,
-  opaqueText,
-  Uuid,
-} from './shared.schemas.ts';
+import { DateTime, DateTimeInput, IdempotencyKey, IgnoredPartnerId, opaqueText, Uuid } from './shared.ts';
 
 export const CreateHoldBody = z.object({
   venue_id: Uuid,

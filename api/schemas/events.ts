@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EVENT_TYPES, type EventType } from '../../db/queries/events.ts';
-import { DateTimeInput, queryInteger, Uuid } from './shared.schemas.ts';
-import { WebhookDeliveryPayload } from './webhooks.schemas.ts';
+import { DateTimeInput, queryInteger, Uuid } from './shared.ts';
+import { WebhookDeliveryPayload } from './webhooks.ts';
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
 

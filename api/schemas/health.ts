@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DateTime } from './shared.schemas.ts';
+import { DateTime } from './shared.ts';
 
 /** GET /health: `status` is `ok`, or `unavailable` (with 503) when the database does not answer. */
 export const HealthResponse = z

@@ -7,12 +7,12 @@
  * migration lock or racing pg-boss's installer.
  */
 import pg from 'pg';
-import { createBoss, ensureQueues } from './jobs/boss.ts';
-import { installSendFunctions } from './jobs/sql-send.ts';
-import { loadConfig, loadConfigOrExit, requireDatabaseUrl, type Config } from './platform/config.ts';
-import { createDb } from './postgres/knex.ts';
-import { createLogger, type Logger } from './platform/log.ts';
-import { functionFiles, MIGRATIONS } from './schema/sources.ts';
+import { createBoss, ensureQueues } from '../jobs/boss.ts';
+import { installSendFunctions } from '../jobs/sql-send.ts';
+import { loadConfig, loadConfigOrExit, requireDatabaseUrl, type Config } from '../platform/config.ts';
+import { createDb } from '../postgres/knex.ts';
+import { createLogger, type Logger } from '../platform/log.ts';
+import { functionFiles, MIGRATIONS } from './sources.ts';
 
 /** Arbitrary constant naming the migration advisory lock (the ASCII of "booking!"). */
 const MIGRATION_LOCK_KEY = '7165064483209717537';

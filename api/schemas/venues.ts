@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Uuid } from './shared.schemas.ts';
+import { Uuid } from './shared.ts';
 
 /** Path of the single-venue routes. */
 export const VenueParams = z.object({ venueId: Uuid });

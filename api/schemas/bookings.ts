@@ -8,7 +8,7 @@ import {
   IgnoredPartnerId,
   queryInteger,
   Uuid,
-} from './shared.schemas.ts';
+} from './shared.ts';
 
 export const ConfirmBody = z.object({
   hold_id: Uuid,

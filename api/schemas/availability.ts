@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DateOnly, DateTime, opaqueText, Uuid } from './shared.schemas.ts';
+import { DateOnly, DateTime, opaqueText, Uuid } from './shared.ts';
 
 export const AvailabilityQuery = z.object({
   venue_id: Uuid,

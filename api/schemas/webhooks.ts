@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../db/queries/events.ts';
-import { DateTime, httpUrl, IgnoredPartnerId, Uuid } from './shared.schemas.ts';
+import { DateTime, httpUrl, IgnoredPartnerId, Uuid } from './shared.ts';
 
 /** The event types a subscription may list: every type the service records. */
 export const EventType = z.enum(EVENT_TYPES);
