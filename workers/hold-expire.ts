@@ -7,10 +7,10 @@ import { unserved } from '../db/platform/metrics.ts';
 import { expireHoldIfDue } from '../db/rules/hold-expiry.ts';
 import { HOLD_EXPIRE } from '../db/jobs/kinds.ts';
 import * as holds from '../db/queries/holds.ts';
-import type { JobHandler } from './job-handler.ts';
+import { RetryLaterError, type JobHandler } from './job-handler.ts';
 
 /** Thrown when the job ran before its hold was due; pg-boss retries it. */
-export class HoldNotDueError extends Error {}
+export class HoldNotDueError extends RetryLaterError {}
 
 export const holdExpire: JobHandler<{ hold_id: string }> = {
   kind: HOLD_EXPIRE,

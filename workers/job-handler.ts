@@ -34,18 +34,14 @@ export interface JobHandler<P = unknown> {
   batchSize: number;
   /** Seconds between polls; only scheduled (`startAfter`) jobs rely on polling. */
   pollingIntervalSeconds: number;
-  /** Independent pollers per worker process, so one slow job does not hold up the others. */
-  localConcurrency?: number;
-  /** Run the jobs of a batch side by side (each is its own unit of work) rather than in turn. */
-  concurrentBatch?: boolean;
   /** Does the job's work, idempotently; throws for a failure pg-boss should retry. */
   handle(payload: P, deps: JobDeps, job: Job<unknown>): Promise<void>;
 }
 
 /**
- * Thrown by a handler whose job cannot do its work yet but will be able to later (a delivery job
- * whose attempt is still in flight elsewhere): the job fails, pg-boss retries it after its kind's
- * backoff, and the worker logs it as expected rather than as a warning.
+ * Thrown by a handler whose job cannot do its work yet but will be able to later (an expiry job
+ * that ran before its hold was due): the job fails, pg-boss retries it after its kind's backoff,
+ * and the worker logs it as expected rather than as a warning.
  */
 export class RetryLaterError extends Error {
   override readonly name = 'RetryLaterError';

@@ -93,7 +93,6 @@ export async function startWorkers(
         notifyPollingIntervalSeconds: handler.pollingIntervalSeconds,
         // A full batch means more work is waiting: fetch again at once (DESIGN.md: thousands/s).
         burstWhenBatchFull: handler.batchSize > 1,
-        localConcurrency: handler.localConcurrency ?? 1,
         // Each job of a batch completes or fails on its own (see runBatch).
         perJobResults: true,
       },
@@ -115,11 +114,10 @@ export async function startWorkers(
 }
 
 /**
- * Runs a batch, one job at a time or side by side (`concurrentBatch`), and settles each job by its
- * own result. pg-boss settles a batch as a whole unless told otherwise: one failing job then failed
- * the whole batch and pg-boss retried every job of it, so a delivery whose attempt had just failed
- * and been rescheduled for minutes later ran its next attempt at once, and the retried jobs of
- * attempts still in flight raced them. With `perJobResults` only the failed job is retried.
+ * Runs a batch, one job at a time, and settles each job by its own result. pg-boss settles a batch
+ * as a whole unless told otherwise: one failing job then failed the whole batch and pg-boss retried
+ * every job of it, the ones that had done their work included. With `perJobResults` only the failed
+ * job is retried.
  */
 async function runBatch(handler: JobHandler, batch: Job<unknown>[], deps: JobDeps): Promise<JobResult[]> {
   const run = async (job: Job<unknown>): Promise<JobResult> => {
@@ -146,7 +144,6 @@ async function runBatch(handler: JobHandler, batch: Job<unknown>[], deps: JobDep
       };
     }
   };
-  if (handler.concurrentBatch) return Promise.all(batch.map(run));
   const results: JobResult[] = [];
   for (const job of batch) results.push(await run(job));
   return results;
