@@ -73,12 +73,16 @@ CREATE TABLE bookings (
   cancel_reason text,
   refunded_at timestamp with time zone,
   refund_reason text,
+  hold_group_id uuid,
+  series_id uuid,
   CONSTRAINT bookings_pkey PRIMARY KEY (id),
   CONSTRAINT bookings_hold_id_key UNIQUE (hold_id),
+  CONSTRAINT bookings_hold_group_id_fkey FOREIGN KEY (hold_group_id) REFERENCES hold_groups(id),
   CONSTRAINT bookings_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES holds(id),
   CONSTRAINT bookings_status_check CHECK ((status = ANY (ARRAY['BOOKED'::text, 'CANCELLED'::text, 'REFUNDED'::text])))
 );
 CREATE INDEX bookings_partner_booked_idx ON public.bookings USING btree (partner_id, booked_at DESC, id DESC);
+CREATE INDEX bookings_series_idx ON public.bookings USING btree (series_id, booked_at DESC, id DESC) WHERE (series_id IS NOT NULL);
 
 CREATE TABLE events (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
@@ -102,6 +106,28 @@ CREATE INDEX events_venue_position_idx ON public.events USING btree (venue_id, t
 CREATE INDEX events_venue_type_occurred_idx ON public.events USING btree (venue_id, event_type, occurred_at) INCLUDE (recorded_at);
 CREATE INDEX events_venue_type_position_idx ON public.events USING btree (venue_id, event_type, tx, seq);
 
+CREATE TABLE hold_groups (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  partner_id uuid NOT NULL,
+  venue_id uuid NOT NULL,
+  series_id uuid,
+  status text NOT NULL DEFAULT 'ACTIVE'::text,
+  hold_expiry_at timestamp with time zone NOT NULL,
+  price_rupees integer NOT NULL,
+  customer_phone text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  confirmed_at timestamp with time zone,
+  cancelled_at timestamp with time zone,
+  cancel_reason text,
+  expired_at timestamp with time zone,
+  CONSTRAINT hold_groups_pkey PRIMARY KEY (id),
+  CONSTRAINT hold_groups_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT hold_groups_venue_id_fkey FOREIGN KEY (venue_id) REFERENCES venues(id),
+  CONSTRAINT hold_groups_status_check CHECK ((status = ANY (ARRAY['ACTIVE'::text, 'CONFIRMED'::text, 'CANCELLED'::text, 'EXPIRED'::text])))
+);
+CREATE INDEX hold_groups_partner_idx ON public.hold_groups USING btree (partner_id);
+
 CREATE TABLE holds (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   partner_id uuid NOT NULL,
@@ -120,11 +146,16 @@ CREATE TABLE holds (
   cancel_reason text,
   expired_at timestamp with time zone,
   discount_percent integer NOT NULL DEFAULT 0,
+  hold_group_id uuid,
+  item_index smallint,
   CONSTRAINT holds_pkey PRIMARY KEY (id),
+  CONSTRAINT holds_hold_group_id_fkey FOREIGN KEY (hold_group_id) REFERENCES hold_groups(id),
   CONSTRAINT holds_check CHECK ((slot_start < slot_end)),
   CONSTRAINT holds_discount_percent_check CHECK (((discount_percent >= 0) AND (discount_percent <= 100))),
+  CONSTRAINT holds_item_in_group CHECK (((hold_group_id IS NULL) = (item_index IS NULL))),
   CONSTRAINT holds_status_check CHECK ((status = ANY (ARRAY['ACTIVE'::text, 'CANCELLED'::text, 'EXPIRED'::text, 'CONFIRMED'::text])))
 );
+CREATE INDEX holds_group_idx ON public.holds USING btree (hold_group_id, item_index) WHERE (hold_group_id IS NOT NULL);
 CREATE INDEX holds_partner_idx ON public.holds USING btree (partner_id);
 CREATE INDEX holds_running_idx ON public.holds USING btree (venue_id, hold_expiry_at) WHERE (status = 'ACTIVE'::text);
 
@@ -456,6 +487,8 @@ AS $function$
   select jsonb_build_object(
     'resource_id', b.resource_id, 'slot_start', iso_utc(b.slot_start), 'slot_end', iso_utc(b.slot_end),
     'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)
+    || case when b.hold_group_id is null then '{}'::jsonb
+            else jsonb_build_object('hold_group_id', b.hold_group_id) end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.claim_idempotency_key(p_partner_id uuid, p_key text, p_operation text, p_fingerprint text)
@@ -514,6 +547,10 @@ begin
   if not venue_authorized(p_partner_id, v_hold.venue_id) then
     raise exception using errcode = 'PB000', message = 'venue_not_authorized';
   end if;
+  -- A grouped hold is confirmed only with its group, whatever its state.
+  if v_hold.hold_group_id is not null then
+    raise exception using errcode = 'PB000', message = 'hold_in_group', detail = v_hold.hold_group_id::text;
+  end if;
   if hold_is_expired(v_hold) then
     raise exception using errcode = 'PB000', message = 'hold_expired';
   end if;
@@ -561,6 +598,101 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.confirm_hold_group(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_group_id uuid, p_payment_reference text, p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_group hold_groups;
+  v_used idempotency_keys;
+  v_count integer;
+  v_take boolean := false;
+  v_hold holds;
+  v_purchase uuid;
+  v_booking bookings;
+begin
+  if p_trace is not null then
+    perform set_config('booking.trace', p_trace, true);
+  end if;
+  select g.* into v_group from hold_groups g where g.id = p_group_id for update;
+  if not found then
+    raise exception using errcode = 'PB000', message = 'hold_group_not_found';
+  end if;
+  if v_group.partner_id <> p_partner_id then
+    raise exception using errcode = 'PB000', message = 'not_owner';
+  end if;
+  if not venue_authorized(p_partner_id, v_group.venue_id) then
+    raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+  end if;
+  v_used := claim_idempotency_key(p_partner_id, p_key, 'hold_group_confirm', p_fingerprint);
+  if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
+    select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
+      into replayed, operation, fingerprint, result, response;
+    return;
+  end if;
+  if v_group.status in ('CONFIRMED', 'CANCELLED') then
+    raise exception using errcode = 'PB000', message = 'invalid_hold_state', detail = v_group.status;
+  end if;
+  if v_group.status = 'EXPIRED' or v_group.hold_expiry_at <= now() then
+    raise exception using errcode = 'PB000', message = 'hold_expired';
+  end if;
+  perform from holds h where h.hold_group_id = v_group.id order by h.item_index for update;
+  if exists (select from holds h where h.hold_group_id = v_group.id and not hold_is_intact(h)) then
+    raise exception using errcode = 'PB000', message = 'double_booking';
+  end if;
+  -- A member's price is for that member (CONTRACT.md, "Hardening answers").
+  if exists (select from holds h where h.hold_group_id = v_group.id
+                and h.discount_percent > 0 and p_customer_phone is distinct from h.customer_phone) then
+    raise exception using errcode = 'PB000', message = 'not_the_member';
+  end if;
+
+  select count(*) into v_count from holds h where h.hold_group_id = v_group.id;
+  if p_use_package_credit then
+    -- Locked first, so the count stands until the credits are taken.
+    perform from package_purchases pp
+      where pp.partner_id = p_partner_id and pp.venue_id = v_group.venue_id
+        and pp.customer_phone = p_customer_phone and pp.credits_remaining > 0 and pp.expires_at > now()
+      order by pp.expires_at, pp.id
+      for update;
+    v_take := (select coalesce(sum(pp.credits_remaining), 0) from package_purchases pp
+                where pp.partner_id = p_partner_id and pp.venue_id = v_group.venue_id
+                  and pp.customer_phone = p_customer_phone and pp.expires_at > now()) >= v_count;
+  end if;
+
+  for v_hold in select h.* from holds h where h.hold_group_id = v_group.id order by h.item_index loop
+    v_purchase := null;
+    if v_take then
+      update package_purchases p set credits_remaining = p.credits_remaining - 1
+        from (select pp.id from package_purchases pp
+               where pp.partner_id = p_partner_id and pp.venue_id = v_group.venue_id
+                 and pp.customer_phone = p_customer_phone and pp.credits_remaining > 0 and pp.expires_at > now()
+               order by pp.expires_at, pp.id
+               limit 1) c
+       where p.id = c.id
+       returning p.id into v_purchase;
+    end if;
+    update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
+    update reservations set expires_at = null where hold_id = v_hold.id;
+    insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
+                          payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
+                          customer_email, hold_group_id, series_id)
+      values (v_hold.id, v_hold.partner_id, v_hold.venue_id, v_hold.resource_id, v_hold.slot_id, v_hold.slot_start,
+              v_hold.slot_end, v_hold.price_rupees, p_payment_reference,
+              case when v_purchase is not null then 'package' end, v_purchase, p_customer_name, p_customer_phone,
+              p_customer_email, v_group.id, v_group.series_id)
+      returning * into v_booking;
+    perform record_booking_event(v_booking, 'booking_created', null);
+  end loop;
+  update hold_groups set status = 'CONFIRMED', confirmed_at = now(), updated_at = now() where id = v_group.id;
+
+  replayed := false;
+  result := hold_group_json(v_group.id) || jsonb_build_object('package_credits_consumed',
+    case when p_use_package_credit is not null then case when v_take then v_count else 0 end end);
+  update idempotency_keys k set result = confirm_hold_group.result
+   where k.partner_id = p_partner_id and k.key = p_key;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.confirm_hold_traced(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text, p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
  RETURNS record
  LANGUAGE sql
@@ -577,6 +709,22 @@ AS $function$
   select jsonb_build_object(
     'resource_id', h.resource_id, 'slot_start', iso_utc(h.slot_start), 'slot_end', iso_utc(h.slot_end),
     'price_rupees', h.price_rupees, 'hold_expiry_at', iso_utc(h.hold_expiry_at), 'status', h.status)
+    || case when h.hold_group_id is null then '{}'::jsonb
+            else jsonb_build_object('hold_group_id', h.hold_group_id) end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.hold_group_json(p_group_id uuid)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select jsonb_build_object(
+    'read_at', now(),
+    'group', to_jsonb(g),
+    'holds', (select jsonb_agg(jsonb_build_object('hold', to_jsonb(h), 'booking', to_jsonb(b)) order by h.item_index)
+                from holds h left join bookings b on b.hold_id = h.id
+               where h.hold_group_id = g.id))
+    from hold_groups g where g.id = p_group_id
 $function$;
 
 CREATE OR REPLACE FUNCTION public.hold_is_expired(h holds)
@@ -615,21 +763,19 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.lock_reservation_windows(p_units uuid[], p_during tstzrange)
  RETURNS void
- LANGUAGE plpgsql
+ LANGUAGE sql
 AS $function$
-declare
-  v_key bigint;
-begin
-  for v_key in
-    select distinct hashtextextended('reservation-window:' || u || ':' || h, 0)
-      from unnest(p_units) u,
-           generate_series(floor(extract(epoch from lower(p_during)) / 3600)::bigint,
-                           ceil(extract(epoch from upper(p_during)) / 3600)::bigint - 1) h
-     order by 1
-  loop
-    perform pg_advisory_xact_lock(v_key);
-  end loop;
-end
+  select take_advisory_locks(array(select reservation_window_locks(p_units, p_during)))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.membership_discount(p_venue_id uuid, p_customer_phone text)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select coalesce(max(m.discount_percent), 0) from memberships m
+   where m.venue_id = p_venue_id and m.customer_phone = p_customer_phone
+     and (m.expires_at is null or m.expires_at > now())
 $function$;
 
 CREATE OR REPLACE FUNCTION public.place_hold(p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid, p_start timestamp with time zone, p_minutes integer, p_customer_phone text, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
@@ -728,6 +874,146 @@ begin
   replayed := false;
   result := to_jsonb(v_hold);
   update idempotency_keys k set result = place_hold.result where k.partner_id = p_partner_id and k.key = p_key;
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.place_hold_group(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_items jsonb, p_customer_phone text, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_count integer := jsonb_array_length(p_items);
+  v_granted boolean;
+  v_overlapping text;
+  v_venue venues;
+  v_resource resources;
+  v_used idempotency_keys;
+  v_discount integer;
+  v_resources uuid[] := '{}';
+  v_named text;
+  v_starts timestamptz[] := '{}';
+  v_minutes integer[] := '{}';
+  v_reasons text[] := '{}';
+  v_keys bigint[] := '{}';
+  v_overdue uuid[] := '{}';
+  v_group hold_groups;
+  i integer;
+begin
+  if p_trace is not null then
+    perform set_config('booking.trace', p_trace, true);
+  end if;
+
+  -- 1. Items that overlap an earlier one (windows that only touch do not). What a resource shares
+  -- with another is read only at a venue that is the caller's: of anyone else's venue, a request
+  -- learns nothing (only the same resource named twice overlaps there).
+  v_granted := venue_authorized(p_partner_id, p_venue_id);
+  with item as (
+    select (e.n - 1)::integer as i, coalesce(r.id::text, e.item ->> 'resource_id') as resource,
+           case when r.id is not null then resource_units(r.id) end as units,
+           tstzrange((e.item ->> 'slot_start')::timestamptz,
+                     (e.item ->> 'slot_start')::timestamptz
+                       + make_interval(mins => (e.item ->> 'slot_duration_minutes')::integer)) as during
+      from jsonb_array_elements(p_items) with ordinality as e(item, n)
+      left join resources r
+        on v_granted and r.venue_id = p_venue_id
+       and r.id = case when e.item ->> 'resource_id' ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$'
+                       then (e.item ->> 'resource_id')::uuid end
+  )
+  select string_agg(j.i::text, ',' order by j.i) into v_overlapping
+    from item j
+   where exists (select from item k
+                  where k.i < j.i and k.during && j.during
+                    and (k.resource = j.resource or k.units && j.units));
+  if v_overlapping is not null then
+    raise exception using errcode = 'PB000', message = 'items_overlap', detail = v_overlapping;
+  end if;
+
+  -- 2. The venue.
+  select v.* into v_venue from authorized_venues(p_partner_id) v where v.id = p_venue_id;
+  if not found then
+    raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+  end if;
+
+  -- 3. The key.
+  v_used := claim_idempotency_key(p_partner_id, p_key, 'hold_group', p_fingerprint);
+  if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
+    select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
+      into replayed, operation, fingerprint, result, response;
+    return;
+  end if;
+
+  -- 4. Each item: its resource and the venue's rules.
+  for i in 0 .. v_count - 1 loop
+    v_starts := v_starts || (p_items -> i ->> 'slot_start')::timestamptz;
+    v_minutes := v_minutes || (p_items -> i ->> 'slot_duration_minutes')::integer;
+    v_named := p_items -> i ->> 'resource_id';
+    select r.* into v_resource from resources r
+     where r.venue_id = v_venue.id
+       and r.id = case when v_named ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then v_named::uuid end;
+    if not found then
+      v_resources := v_resources || null::uuid;
+      v_reasons := v_reasons || 'UNKNOWN_RESOURCE'::text;
+      continue;
+    end if;
+    v_resources := v_resources || v_resource.id;
+    v_reasons := v_reasons || window_rule_refusal(v_venue, v_resource, v_starts[i + 1], v_minutes[i + 1],
+                                                  v_venue.max_advance_days);
+    if v_reasons[i + 1] is null then
+      v_keys := v_keys || array(select reservation_window_locks(resource_units(v_resource.id),
+                                  tstzrange(v_starts[i + 1], v_starts[i + 1] + make_interval(mins => v_minutes[i + 1]))));
+    end if;
+  end loop;
+
+  -- ... then, under the locks of every window, what is taken.
+  perform take_advisory_locks(v_keys);
+  for i in 1 .. v_count loop
+    continue when v_reasons[i] is not null;
+    v_reasons[i] := window_conflict(v_resources[i], resource_units(v_resources[i]),
+                                    tstzrange(v_starts[i], v_starts[i] + make_interval(mins => v_minutes[i])));
+    v_overdue := v_overdue || coalesce(window_overdue_holds(resource_units(v_resources[i]),
+                   tstzrange(v_starts[i], v_starts[i] + make_interval(mins => v_minutes[i]))), '{}');
+  end loop;
+  if exists (select from unnest(v_reasons) r where r is not null) then
+    raise exception using errcode = 'PB000', message = 'items_refused',
+      detail = (select jsonb_agg(jsonb_build_object('item', n - 1, 'reason', r) order by n)
+                  from unnest(v_reasons) with ordinality as x(r, n) where r is not null)::text;
+  end if;
+  if cardinality(v_overdue) > 0 then
+    raise exception using errcode = 'PB000', message = 'overdue', detail = array_to_string(v_overdue, ',');
+  end if;
+
+  -- Every item held, as one group.
+  v_discount := membership_discount(v_venue.id, p_customer_phone);
+  insert into hold_groups (partner_id, venue_id, hold_expiry_at, price_rupees, customer_phone)
+    values (p_partner_id, v_venue.id, now() + make_interval(secs => v_venue.hold_seconds), 0, p_customer_phone)
+    returning * into v_group;
+  with item as (
+    select x.n - 1 as item_index, r as resource, x.start, x.minutes
+      from unnest(v_resources, v_starts, v_minutes) with ordinality as x(resource_id, start, minutes, n)
+      join resources r on r.id = x.resource_id
+  ), held as (
+    insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
+                       price_rupees, customer_phone, discount_percent, hold_group_id, item_index)
+    select p_partner_id, v_venue.id, (i.resource).id, slot_id((i.resource).id, i.start), i.start,
+           i.start + make_interval(mins => i.minutes), v_group.hold_expiry_at,
+           window_price(v_venue, i.resource, i.start, i.minutes, v_discount), p_customer_phone, v_discount,
+           v_group.id, i.item_index
+      from item i
+    returning *
+  )
+  insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
+  select h.id, u, h.resource_id, tstzrange(h.slot_start, h.slot_end), h.hold_expiry_at
+    from held h, unnest(resource_units(h.resource_id)) u;
+  update hold_groups g set price_rupees = (select sum(h.price_rupees) from holds h where h.hold_group_id = g.id)
+   where g.id = v_group.id;
+  perform record_hold_event(h, 'hold_created', null)
+     from holds h where h.hold_group_id = v_group.id order by h.item_index;
+  perform from send_job_hold_group_expire(jsonb_build_object('hold_group_id', v_group.id) || job_trace(),
+                                          v_group.hold_expiry_at);
+
+  replayed := false;
+  result := hold_group_json(v_group.id);
+  update idempotency_keys k set result = place_hold_group.result where k.partner_id = p_partner_id and k.key = p_key;
 end
 $function$;
 
@@ -850,6 +1136,17 @@ CREATE OR REPLACE FUNCTION public.reservation_is_overdue(r reservations)
  STABLE
 AS $function$
   select r.active and not reservation_is_live(r)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.reservation_window_locks(p_units uuid[], p_during tstzrange)
+ RETURNS SETOF bigint
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select distinct hashtextextended('reservation-window:' || u || ':' || h, 0)
+    from unnest(p_units) u,
+         generate_series(floor(extract(epoch from lower(p_during)) / 3600)::bigint,
+                         ceil(extract(epoch from upper(p_during)) / 3600)::bigint - 1) h
 $function$;
 
 CREATE OR REPLACE FUNCTION public.reservations_clear_booked_time()
@@ -986,6 +1283,105 @@ AS $function$
     end
     $function$;
 
+CREATE OR REPLACE FUNCTION public.send_job_hold_group_expire(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
+ RETURNS SETOF uuid
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      return query 
+    INSERT INTO pgboss.job_common (
+      id,
+      name,
+      data,
+      priority,
+      start_after,
+      created_on,
+      singleton_key,
+      singleton_on,
+      group_id,
+      group_tier,
+      expire_seconds,
+      deletion_seconds,
+      keep_until,
+      retry_limit,
+      retry_delay,
+      retry_backoff,
+      retry_delay_max,
+      policy,
+      dead_letter,
+      heartbeat_seconds,
+      blocked,
+      blocking,
+      pending_dependencies
+    )
+    SELECT
+      COALESCE(id, gen_random_uuid()) as id,
+      'hold_group.expire' as name,
+      data,
+      COALESCE(priority, 0) as priority,
+      j.start_after,
+      pgboss.job_now() as created_on,
+      "singletonKey",
+      CASE
+        
+        WHEN "singletonSeconds" IS NOT NULL THEN 'epoch'::timestamp + '1s'::interval * ("singletonSeconds"::float8 * floor(( date_part('epoch', pgboss.job_now()) + COALESCE("singletonOffset",0)::float8) / "singletonSeconds"::float8 ))
+        ELSE NULL
+        END as singleton_on,
+      "groupId" as group_id,
+      "groupTier" as group_tier,
+      COALESCE("expireInSeconds", q.expire_seconds) as expire_seconds,
+      COALESCE("deleteAfterSeconds", q.deletion_seconds) as deletion_seconds,
+      j.start_after + (COALESCE("retentionSeconds", q.retention_seconds) * interval '1s') as keep_until,
+      COALESCE("retryLimit", q.retry_limit) as retry_limit,
+      COALESCE("retryDelay", q.retry_delay) as retry_delay,
+      COALESCE("retryBackoff", q.retry_backoff, false) as retry_backoff,
+      COALESCE("retryDelayMax", q.retry_delay_max) as retry_delay_max,
+      q.policy,
+      COALESCE("deadLetter", q.dead_letter) as dead_letter,
+      COALESCE("heartbeatSeconds", q.heartbeat_seconds) as heartbeat_seconds,
+      COALESCE(blocked, false) as blocked,
+      COALESCE(blocking, false) as blocking,
+      COALESCE("pendingDependencies", 0) as pending_dependencies
+    FROM (
+      SELECT *,
+        CASE
+          WHEN (right("startAfter", 1) = 'Z' OR "startAfter" ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST("startAfter" as timestamp with time zone)
+          ELSE pgboss.job_now() + CAST(COALESCE("startAfter",'0') as interval)
+          END as start_after
+      FROM json_to_recordset(json_build_array(json_build_object(
+      'data', p_data, 'startAfter', to_json(p_start_after) #>> '{}', 'singletonOffset', 0,
+      'expireInSeconds', coalesce(p_expire_seconds, 15)))::text::json) as x (
+        id uuid,
+        priority integer,
+        data jsonb,
+        "startAfter" text,
+        "retryLimit" integer,
+        "retryDelay" integer,
+        "retryDelayMax" integer,
+        "retryBackoff" boolean,
+        "singletonKey" text,
+        "singletonSeconds" integer,
+        "singletonOffset" integer,
+        
+        "groupId" text,
+        "groupTier" text,
+        "expireInSeconds" integer,
+        "deleteAfterSeconds" integer,
+        "retentionSeconds" integer,
+        "deadLetter" text,
+        "heartbeatSeconds" integer,
+        blocked boolean,
+        blocking boolean,
+        "pendingDependencies" integer
+      )
+    ) j
+    JOIN pgboss.queue q ON q.name = 'hold_group.expire'
+    ON CONFLICT DO NOTHING
+    RETURNING id
+  ;
+    end
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.slot_id(p_resource_id uuid, p_start timestamp with time zone)
  RETURNS uuid
  LANGUAGE sql
@@ -994,6 +1390,19 @@ AS $function$
   select overlay(overlay(
     md5('booking-slot:' || p_resource_id || '/' || (extract(epoch from p_start) * 1000)::bigint)
     placing '5' from 13 for 1) placing '8' from 17 for 1)::uuid
+$function$;
+
+CREATE OR REPLACE FUNCTION public.take_advisory_locks(p_keys bigint[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_key bigint;
+begin
+  for v_key in select distinct k from unnest(p_keys) k order by 1 loop
+    perform pg_advisory_xact_lock(v_key);
+  end loop;
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.take_rate_limit_tokens(p_api_key_id uuid, p_limit integer, p_count integer)
@@ -1168,4 +1577,86 @@ select s.id, lower(s.during), upper(s.during),
     and not coalesce(s.dark && s.during, false),
   coalesce(s.taken && s.during, false)
 from s
+$function$;
+
+CREATE OR REPLACE FUNCTION public.window_conflict(p_resource_id uuid, p_units uuid[], p_during tstzrange)
+ RETURNS text
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select case when bool_or(r.resource_id = p_resource_id) then 'TAKEN'
+              when count(*) > 0 then 'TRANSFORMATION_CONFLICT' end
+    from reservations r
+   where r.active and r.unit_id = any (p_units) and r.during && p_during and reservation_is_live(r)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.window_overdue_holds(p_units uuid[], p_during tstzrange)
+ RETURNS uuid[]
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select array_agg(distinct r.hold_id)
+    from reservations r
+   where r.active and r.unit_id = any (p_units) and r.during && p_during and reservation_is_overdue(r)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.window_price(p_venue venues, p_resource resources, p_start timestamp with time zone, p_minutes integer, p_discount integer)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE
+AS $function$
+  with slot as (
+    select s as slot_start, (s at time zone p_venue.timezone) as local_start
+      from generate_series(p_start, p_start + make_interval(mins => p_minutes - p_resource.duration_minutes),
+                           make_interval(mins => p_resource.duration_minutes)) s
+  )
+  select round((sum(coalesce((
+           select pr.price_rupees from price_rules pr
+            where pr.resource_id = p_resource.id
+              and (pr.on_date is null or pr.on_date = s.local_start::date)
+              and (pr.days is null or extract(isodow from s.local_start::date)::smallint = any (pr.days))
+              and (pr.from_time is null
+                   or (s.local_start::time >= pr.from_time and s.local_start::time < pr.to_time))
+            order by pr.specificity desc, pr.created_at desc, pr.id desc
+            limit 1), p_resource.price_rupees)) * (100 - p_discount))::numeric / 100)::integer
+    from slot s
+$function$;
+
+CREATE OR REPLACE FUNCTION public.window_rule_refusal(p_venue venues, p_resource resources, p_start timestamp with time zone, p_minutes integer, p_advance_days integer)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+declare
+  v_date date := (p_start at time zone p_venue.timezone)::date;
+  v_opens timestamptz := (v_date + p_resource.opens_at) at time zone p_venue.timezone;
+  v_closes timestamptz := (v_date + p_resource.closes_at) at time zone p_venue.timezone;
+  v_step numeric := p_resource.duration_minutes * 60;
+  v_from_open numeric := extract(epoch from p_start) - extract(epoch from v_opens);
+  v_grid_end numeric := floor((extract(epoch from v_closes) - extract(epoch from v_opens)) / v_step) * v_step;
+  v_end timestamptz := p_start + make_interval(mins => p_minutes);
+begin
+  if v_from_open < 0 or mod(v_from_open, v_step) <> 0 or p_minutes % p_resource.duration_minutes <> 0
+     or v_from_open + p_minutes * 60 > v_grid_end then
+    return 'NOT_ON_GRID';
+  end if;
+  if p_start <= now() then
+    return 'IN_PAST';
+  end if;
+  if v_date > (now() at time zone p_venue.timezone)::date + p_advance_days then
+    return 'BEYOND_BOOKING_WINDOW';
+  end if;
+  if p_venue.status <> 'active' or extract(isodow from v_date)::smallint = any (p_resource.closed_on) then
+    return 'CLOSED';
+  end if;
+  if p_start < now() + make_interval(mins => p_venue.min_lead_minutes) then
+    return 'LEAD_TIME';
+  end if;
+  if exists (select from blackouts b
+              where b.venue_id = p_venue.id and b.during && tstzrange(p_start, v_end)
+                and (b.unit_ids is null or b.unit_ids && resource_units(p_resource.id))) then
+    return 'BLACKOUT';
+  end if;
+  return null;
+end
 $function$;

@@ -1,5 +1,6 @@
 -- booking_event_details(b): the `details` of a booking's event (booking_created, booking_cancelled,
--- booking_refunded).
+-- booking_refunded). The booking of a grouped hold adds its `hold_group_id`; a field that does not
+-- apply is absent.
 --
 -- requires: iso_utc
 create or replace function booking_event_details(b bookings) returns jsonb
@@ -7,4 +8,6 @@ language sql immutable as $$
   select jsonb_build_object(
     'resource_id', b.resource_id, 'slot_start', iso_utc(b.slot_start), 'slot_end', iso_utc(b.slot_end),
     'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)
+    || case when b.hold_group_id is null then '{}'::jsonb
+            else jsonb_build_object('hold_group_id', b.hold_group_id) end
 $$;

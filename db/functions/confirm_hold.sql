@@ -2,8 +2,9 @@
 -- email, use package credit): a confirm, the whole of POST /bookings/confirm, in one statement and
 -- its own transaction. It claims the idempotency key (same key and request: the original booking;
 -- another request: the API answers 409), locks the hold and checks, in the spec's order, that it
--- exists, is the caller's, is at a venue still the caller's, has not expired, is ACTIVE, still has
--- its reservations, and that a member-priced hold is confirmed for its member; then, when asked,
+-- exists, is the caller's, is at a venue still the caller's, is not one of a hold group's
+-- (`hold_in_group`: a group is confirmed as one), has not expired, is ACTIVE, still has its
+-- reservations, and that a member-priced hold is confirmed for its member; then, when asked,
 -- takes one package credit (the caller's purchase for this customer and venue that expires first,
 -- locked), and writes the booking and booking_created. A replay answers the stored result, so it
 -- never takes a second credit. Refusals: SQLSTATE PB000 with the reason as the message.
@@ -42,6 +43,10 @@ begin
   end if;
   if not venue_authorized(p_partner_id, v_hold.venue_id) then
     raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+  end if;
+  -- A grouped hold is confirmed only with its group, whatever its state.
+  if v_hold.hold_group_id is not null then
+    raise exception using errcode = 'PB000', message = 'hold_in_group', detail = v_hold.hold_group_id::text;
   end if;
   if hold_is_expired(v_hold) then
     raise exception using errcode = 'PB000', message = 'hold_expired';

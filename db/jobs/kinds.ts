@@ -70,6 +70,20 @@ export const HOLD_EXPIRE = {
 } satisfies JobKind;
 
 /**
+ * hold_group.expire: at a hold group's expiry, every hold of the group still ACTIVE expires, each as
+ * a single hold does (workers/hold-group-expire.ts): one job for the group, however many holds.
+ */
+export const HOLD_GROUP_EXPIRE = {
+  name: 'hold_group.expire',
+  payload: z.object({ hold_group_id: z.guid() }),
+  retry: PATIENT_SCHEDULED,
+  expireInSeconds: SHORT_JOB_EXPIRE_SECONDS,
+  notify: false,
+  // place_hold_group() sends it.
+  sentFromSql: true,
+} satisfies JobKind;
+
+/**
  * waitlist.expire: at an entry's expires_at, a still-waiting entry becomes expired
  * (workers/waitlist-expire.ts). It names the expiry it was scheduled for: a re-join moves
  * expires_at, and the old job then knows it is stale rather than early.
@@ -83,12 +97,16 @@ export const WAITLIST_EXPIRE = {
 } satisfies JobKind;
 
 /**
- * waitlist.promote: a freed window promotes the oldest waiting entry (workers/waitlist-promote.ts).
- * The event that freed the window names it, and makes its promotion happen at most once.
+ * waitlist.promote: each freed window promotes the oldest waiting entry (workers/waitlist-promote.ts).
+ * The event that freed a window names it, and makes its promotion happen at most once. One job per
+ * transaction, however many windows it freed: `event_id` for one (as every release has sent it),
+ * `event_ids` for several (a hold group's release or expiry).
  */
 export const WAITLIST_PROMOTE = {
   name: 'waitlist.promote',
-  payload: z.object({ event_id: z.guid() }),
+  payload: z
+    .object({ event_id: z.guid().optional(), event_ids: z.array(z.guid()).max(100).optional() })
+    .refine((p) => p.event_id !== undefined || p.event_ids !== undefined, 'names no event'),
   retry: PATIENT,
   expireInSeconds: SHORT_JOB_EXPIRE_SECONDS,
   notify: true,
@@ -113,6 +131,7 @@ export const RETENTION_CRON = '17 3 * * *';
 
 export const JOB_KINDS: readonly JobKind[] = [
   HOLD_EXPIRE,
+  HOLD_GROUP_EXPIRE,
   WAITLIST_EXPIRE,
   WAITLIST_PROMOTE,
   RETENTION_PRUNE,

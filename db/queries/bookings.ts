@@ -28,6 +28,9 @@ export interface BookingRow {
   cancel_reason: string | null;
   refunded_at: Date | null;
   refund_reason: string | null;
+  /** The hold group it was confirmed with, and the series that group holds; null otherwise. */
+  hold_group_id: string | null;
+  series_id: string | null;
 }
 
 /** A confirm as the database function makes it: what the partner asked for, checked there. */
@@ -54,10 +57,11 @@ export interface ConfirmedBooking {
  * Confirms a hold in one statement, its own transaction (`confirm_hold()`,
  * db/functions/confirm_hold.sql): the idempotency claim, the hold locked and checked, a package
  * credit when asked, the booking and booking_created, carrying the trace in scope. A refusal is
- * thrown as a PB000 error (`refusalOf()`).
+ * thrown as a PB000 error (`refusalOf()`). The result is the confirm's JSON
+ * (`confirmedBookingFromJson()` revives it), or a key's record of any operation.
  */
-export async function confirm(db: Knex, c: HoldConfirmation): Promise<DatabaseWrite<ConfirmedBooking>> {
-  const { rows } = await db.raw<{ rows: DatabaseWrite<{ booking: Record<string, unknown> }>[] }>(
+export async function confirm(db: Knex, c: HoldConfirmation): Promise<DatabaseWrite> {
+  const { rows } = await db.raw<{ rows: DatabaseWrite[] }>(
     'select * from confirm_hold(?::text, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     [
       traceSetting(),
@@ -72,12 +76,15 @@ export async function confirm(db: Knex, c: HoldConfirmation): Promise<DatabaseWr
       c.usePackageCredit,
     ],
   );
-  const row = rows[0]!;
-  const result = row.result && {
-    ...(row.result as unknown as ConfirmedBooking),
-    booking: bookingFromJson(row.result.booking),
+  return rows[0]!;
+}
+
+/** A confirm from its JSON (what confirm_hold() stores). */
+export function confirmedBookingFromJson(json: Record<string, unknown>): ConfirmedBooking {
+  return {
+    ...(json as unknown as ConfirmedBooking),
+    booking: bookingFromJson(json.booking as Record<string, unknown>),
   };
-  return { ...row, result };
 }
 
 const BOOKING_TIMESTAMPS = ['slot_start', 'slot_end', 'booked_at', 'cancelled_at', 'refunded_at'];
@@ -132,6 +139,8 @@ export interface BookingFilters {
   to?: string | undefined;
   customerPhone?: string | undefined;
   customerName?: string | undefined;
+  /** Only the bookings of this series (none when it is not the partner's). */
+  seriesId?: string | undefined;
   /** Only bookings after this one in the list's order (a booking of the partner's). */
   startingAfter?: string | undefined;
   limit: number;
@@ -158,6 +167,7 @@ export function listForPartner(db: Knex, partnerId: string, filters: BookingFilt
   if (filters.to)
     void query.whereRaw('(b.slot_start at time zone v.timezone)::date <= ?::date', [filters.to]);
   if (filters.customerPhone) void query.where('b.customer_phone', filters.customerPhone);
+  if (filters.seriesId) void query.where('b.series_id', filters.seriesId);
   if (filters.startingAfter) {
     void query.whereRaw('(b.booked_at, b.id) < (select c.booked_at, c.id from bookings c where c.id = ?)', [
       filters.startingAfter,

@@ -1,10 +1,11 @@
 /**
- * What a keyed write made in one database function (`place_hold()`, `confirm_hold()`) returns: its
- * result as data, or, when the idempotency key was already used, the key's record. The API decides
- * what to answer (api/idempotency.ts: `answerDatabaseWrite()`).
+ * What a keyed write made in one database function (`place_hold()`, `confirm_hold()` …) returns: its
+ * result as JSON, or, when the idempotency key was already used, the key's record, whatever
+ * operation made it. The API checks the record before it revives the result (api/idempotency.ts:
+ * `databaseWriteOutcome()`).
  */
 
-export interface DatabaseWrite<T> {
+export interface DatabaseWrite<T = Record<string, unknown>> {
   replayed: boolean;
   /** The key's record when replayed; null otherwise. */
   operation: string | null;

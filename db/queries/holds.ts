@@ -25,6 +25,9 @@ export interface HoldRow {
   cancelled_at: Date | null;
   cancel_reason: string | null;
   expired_at: Date | null;
+  /** The hold group it is one of, and its place in it; null for a single hold. */
+  hold_group_id: string | null;
+  item_index: number | null;
 }
 
 /** A hold as the database function places it: what the partner asked for, checked there. */
@@ -44,10 +47,11 @@ export interface HoldPlacement {
  * Places a hold in one statement, its own transaction (`place_hold()`, db/functions/place_hold.sql):
  * the idempotency claim, the checks, the reservations under the window lock, hold_created and the
  * expiry job, which carry the trace in scope (db/platform/tracing.ts). A refusal is thrown as a
- * PB000 error (`refusalOf()`).
+ * PB000 error (`refusalOf()`). The result is the hold's JSON (`holdFromJson()` revives it), or a
+ * key's record of any operation.
  */
-export async function place(db: Knex, hold: HoldPlacement): Promise<DatabaseWrite<HoldRow>> {
-  const { rows } = await db.raw<{ rows: DatabaseWrite<Record<string, unknown>>[] }>(
+export async function place(db: Knex, hold: HoldPlacement): Promise<DatabaseWrite> {
+  const { rows } = await db.raw<{ rows: DatabaseWrite[] }>(
     'select * from place_hold(?::text, ?, ?, ?, ?, ?, ?, ?, ?)',
     [
       traceSetting(),
@@ -61,8 +65,7 @@ export async function place(db: Knex, hold: HoldPlacement): Promise<DatabaseWrit
       hold.customerPhone,
     ],
   );
-  const row = rows[0]!;
-  return { ...row, result: row.result && holdFromJson(row.result) };
+  return rows[0]!;
 }
 
 /** A hold row from its JSON (`to_jsonb(h)`): timestamps become Dates, as the driver makes them. */
@@ -132,4 +135,28 @@ export async function cancel(trx: Knex, id: string, reason: string | null): Prom
     })
     .returning('*');
   return row;
+}
+
+/** A group's holds that are ACTIVE and due → EXPIRED, in item order; the rows this call changed. */
+export async function expireDueInGroup(trx: Knex, groupId: string): Promise<HoldRow[]> {
+  return trx<HoldRow>('holds')
+    .where({ hold_group_id: groupId, status: 'ACTIVE' })
+    .where('hold_expiry_at', '<=', trx.fn.now())
+    .update({ status: 'EXPIRED', expired_at: trx.fn.now(), updated_at: trx.fn.now() })
+    .returning('*')
+    .then((rows) => rows.sort((a, b) => a.item_index! - b.item_index!));
+}
+
+/** A group's ACTIVE holds → CANCELLED (its release), in item order; the rows this call changed. */
+export async function cancelGroup(trx: Knex, groupId: string, reason: string | null): Promise<HoldRow[]> {
+  return trx<HoldRow>('holds')
+    .where({ hold_group_id: groupId, status: 'ACTIVE' })
+    .update({
+      status: 'CANCELLED',
+      cancelled_at: trx.fn.now(),
+      cancel_reason: reason,
+      updated_at: trx.fn.now(),
+    })
+    .returning('*')
+    .then((rows) => rows.sort((a, b) => a.item_index! - b.item_index!));
 }

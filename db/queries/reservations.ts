@@ -28,7 +28,7 @@ export async function overlapping(trx: Knex, unitIds: string[], start: Date, end
   return rows;
 }
 
-/** Frees the window of a hold or booking. */
-export async function release(trx: Knex, holdId: string): Promise<void> {
-  await trx('reservations').where({ hold_id: holdId, active: true }).update({ active: false });
+/** Frees the windows of holds (or of their bookings): their reservations stop blocking. */
+export async function release(trx: Knex, holdIds: readonly string[]): Promise<void> {
+  await trx('reservations').whereIn('hold_id', holdIds).where({ active: true }).update({ active: false });
 }

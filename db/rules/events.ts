@@ -19,6 +19,25 @@ export function recordHoldEvent(trx: Knex.Transaction, type: HoldEventType, hold
   return recordOne(trx, 'select record_hold_event(h, ?, ?) as id from holds h where h.id = ?', type, holdId);
 }
 
+/**
+ * Records and publishes the events of several holds at once (a group's release or expiry), in one
+ * statement, in the order given; their ids in that order.
+ */
+export async function recordHoldEvents(
+  trx: Knex.Transaction,
+  type: HoldEventType,
+  holdIds: readonly string[],
+): Promise<string[]> {
+  if (holdIds.length === 0) return [];
+  const { rows } = await trx.raw<{ rows: { id: string }[] }>(
+    `select record_hold_event(h, ?, ?) as id
+       from unnest(?::uuid[]) with ordinality as x(hold_id, n) join holds h on h.id = x.hold_id
+      order by x.n`,
+    [type, traceSetting(), [...holdIds]],
+  );
+  return rows.map((row) => row.id);
+}
+
 /** As recordHoldEvent, for a booking. */
 export function recordBookingEvent(
   trx: Knex.Transaction,
