@@ -5,10 +5,15 @@
  * holds every such message to a literal in the code that throws it).
  */
 import { BODY_LIMIT_BYTES } from './middleware/json-body.ts';
+import { itemsRefused } from './use-cases/item-refusals.ts';
 import { MAX_SUBSCRIPTIONS } from './use-cases/manage-webhooks.ts';
 import {
   DeliveryNotDeadLetteredError,
+  HoldInGroupError,
   IdempotencyKeyMismatchError,
+  ItemsInConflictError,
+  ItemsRejectedError,
+  ItemsTakenError,
   InvalidHoldStateError,
   NotOwnerError,
   PayloadTooLargeError,
@@ -43,6 +48,17 @@ const examples = new Map<DomainErrorClass, () => DomainError>([
   [InvalidHoldStateError, () => new InvalidHoldStateError(CASE_MESSAGES.invalidHoldState)],
   [IdempotencyKeyMismatchError, () => new IdempotencyKeyMismatchError(CASE_MESSAGES.idempotencyKeyMismatch)],
   [SubscriptionLimitReachedError, () => new SubscriptionLimitReachedError(MAX_SUBSCRIPTIONS)],
+  [HoldInGroupError, () => new HoldInGroupError('6a1f0c3e-2b4d-4e8f-9a7c-1d3e5f7a9b2c')],
+  [
+    ItemsRejectedError,
+    () =>
+      itemsRefused('items', [
+        { index: 1, reason: 'LEAD_TIME' },
+        { index: 2, reason: 'TAKEN' },
+      ]),
+  ],
+  [ItemsTakenError, () => itemsRefused('items', [{ index: 0, reason: 'TAKEN' }])],
+  [ItemsInConflictError, () => itemsRefused('items', [{ index: 3, reason: 'TRANSFORMATION_CONFLICT' }])],
   [
     DeliveryNotDeadLetteredError,
     () =>

@@ -162,6 +162,75 @@ export class TransformationConflictError extends DomainError {
   }
 }
 
+/** Why one item of a hold group (or one occurrence of a series) cannot be held. */
+export const ITEM_REASONS = [
+  'UNKNOWN_RESOURCE',
+  'NOT_ON_GRID',
+  'IN_PAST',
+  'BEYOND_BOOKING_WINDOW',
+  'CLOSED',
+  'LEAD_TIME',
+  'BLACKOUT',
+  'TAKEN',
+  'TRANSFORMATION_CONFLICT',
+] as const;
+export type ItemReason = (typeof ITEM_REASONS)[number];
+
+/** One failing item of a refused hold group (`items.i`) or series (`occurrences.k`), and why. */
+export interface ItemRefusal extends FieldProblem {
+  reason: ItemReason;
+  /** A series occurrence's venue-local date. */
+  local_date?: string;
+}
+
+/**
+ * A hold group (or a series) refused because some of its items cannot be held: every failing item
+ * is named in `details`, in item order. The class says the status: 400 when some reason is the
+ * venue's rules, else 409 for TAKEN, else 409 for TRANSFORMATION_CONFLICT.
+ */
+export abstract class ItemsRefusedError extends DomainError {
+  readonly details: ItemRefusal[];
+  constructor(details: ItemRefusal[]) {
+    super(
+      `${details.length === 1 ? 'An item' : `${details.length} items`} cannot be held; see details. Nothing was held.`,
+    );
+    this.details = details;
+  }
+}
+
+/** 400: some item is refused by the venue's rules (grid, past, booking window, closed, lead time…). */
+export class ItemsRejectedError extends ItemsRefusedError {
+  static override readonly code = 'SLOT_NOT_AVAILABLE';
+}
+
+/** 409: some item's window is held or booked on its resource. */
+export class ItemsTakenError extends ItemsRefusedError {
+  static override readonly code = 'SLOT_NOT_AVAILABLE';
+}
+
+/** 409: some item's resource shares a unit with a reserved one (a whole and its parts). */
+export class ItemsInConflictError extends ItemsRefusedError {
+  static override readonly code = 'TRANSFORMATION_CONFLICT';
+}
+
+/** 404: no hold group with this id. */
+export class HoldGroupNotFoundError extends DomainError {
+  static override readonly code = 'HOLD_GROUP_NOT_FOUND';
+  constructor() {
+    super('Hold group not found.');
+  }
+}
+
+/** 409: the hold is one of a group's, confirmed, released and expired only with its group. */
+export class HoldInGroupError extends DomainError {
+  static override readonly code = 'HOLD_IN_GROUP';
+  readonly holdGroupId: string;
+  constructor(holdGroupId: string) {
+    super('This hold belongs to a hold group: confirm or release the group (hold_group_id).');
+    this.holdGroupId = holdGroupId;
+  }
+}
+
 /** 404: no hold with this id. */
 export class HoldNotFoundError extends DomainError {
   static override readonly code = 'HOLD_NOT_FOUND';
@@ -173,8 +242,8 @@ export class HoldNotFoundError extends DomainError {
 /** 409: the hold reached its expiry. */
 export class HoldExpiredError extends DomainError {
   static override readonly code = 'HOLD_EXPIRED';
-  constructor() {
-    super('The hold has expired; place a new hold.');
+  constructor(message = 'The hold has expired; place a new hold.') {
+    super(message);
   }
 }
 

@@ -21,10 +21,22 @@ import { IdempotencyKeyMismatchError } from './errors.ts';
 export interface IdempotentWrite {
   partnerId: string;
   key: string;
-  operation: 'hold' | 'confirm' | 'hold_release' | 'booking_cancel' | 'booking_refund' | 'package_purchase';
+  operation:
+    | 'hold'
+    | 'confirm'
+    | 'hold_release'
+    | 'booking_cancel'
+    | 'booking_refund'
+    | 'package_purchase'
+    | 'hold_group'
+    | 'hold_group_confirm'
+    | 'hold_group_release';
   /** What makes two requests "the same logical request" (see `fingerprint()`). */
   request: unknown;
-  /** Holds replay the original hold for any body under the same key (the spec's rule 3). */
+  /**
+   * Holds replay the original hold for any body under the same key (the spec's rule 3): between two
+   * v1 holds only, since a key's operation is compared first.
+   */
   replayAnyRequest?: boolean;
 }
 
@@ -66,16 +78,21 @@ export async function withIdempotency<T>(
 }
 
 /**
- * What a keyed write made in one database function comes to (its result, or a stored answer), or,
- * for a key used for another operation or request, IDEMPOTENCY_KEY_MISMATCH. `write.request` is
- * what the database was given as its print.
+ * What a keyed write made in one database function comes to (its result revived, or a stored
+ * answer), or, for a key used for another operation or request, IDEMPOTENCY_KEY_MISMATCH: checked
+ * before the result is revived, since a key of another operation stored another shape.
+ * `write.request` is what the database was given as its print.
  */
-export function databaseWriteOutcome<T>(outcome: DatabaseWrite<T>, write: IdempotentWrite): WriteOutcome<T> {
+export function databaseWriteOutcome<T>(
+  outcome: DatabaseWrite,
+  write: IdempotentWrite,
+  revive: (json: Record<string, unknown>) => T,
+): WriteOutcome<T> {
   if (outcome.replayed) {
     assertSameWrite(outcome as { operation: string; fingerprint: string }, write, fingerprint(write.request));
     if (outcome.result === null) return new StoredAnswer(outcome.response);
   }
-  return outcome.result!;
+  return revive(outcome.result!);
 }
 
 /** Throws unless a key's record was made by the same operation (and request, where that matters). */

@@ -49,6 +49,9 @@ const TAGS: Record<string, string> = {
   Discovery: 'The venues and bookable resources granted to you.',
   Availability: 'Slots, prices and availability hints for a venue-local date.',
   Holds: 'The reservation and mutual-exclusion gate: hold a slot, then confirm or release it.',
+  'Hold groups':
+    'Several windows at one venue (courts, a pitch and a changing room) held all or nothing in one call, then ' +
+    'confirmed or released as one.',
   Bookings: 'Confirmed holds: confirm, read, cancel, refund.',
   Packages: 'Prepaid credit packages: sell one to a customer, then pay for bookings with its credits.',
   Waitlist: 'Customers waiting for a sold-out resource and date; promoted when a window is freed.',

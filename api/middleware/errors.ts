@@ -19,7 +19,13 @@ import {
   InvalidFieldError,
   HeadersTooLargeError,
   HoldExpiredError,
+  HoldGroupNotFoundError,
+  HoldInGroupError,
   HoldNotFoundError,
+  ItemsInConflictError,
+  ItemsRefusedError,
+  ItemsRejectedError,
+  ItemsTakenError,
   IdempotencyKeyMismatchError,
   InvalidHoldStateError,
   SlotRejectedError,
@@ -48,11 +54,13 @@ const STATUS = new Map<DomainErrorClass, number>([
   [ValidationError, 400],
   [InvalidFieldError, 400],
   [SlotRejectedError, 400],
+  [ItemsRejectedError, 400],
   [UnauthenticatedError, 401],
   [NotOwnerError, 403],
   [VenueNotAuthorizedError, 403],
   [VenueNotFoundError, 404],
   [HoldNotFoundError, 404],
+  [HoldGroupNotFoundError, 404],
   [BookingNotFoundError, 404],
   [RouteNotFoundError, 404],
   [SubscriptionNotFoundError, 404],
@@ -64,6 +72,9 @@ const STATUS = new Map<DomainErrorClass, number>([
   [DeliveryNotDeadLetteredError, 409],
   [SlotTakenError, 409],
   [TransformationConflictError, 409],
+  [ItemsTakenError, 409],
+  [ItemsInConflictError, 409],
+  [HoldInGroupError, 409],
   [HoldExpiredError, 409],
   [InvalidHoldStateError, 409],
   [DoubleBookingAttemptError, 409],
@@ -111,7 +122,8 @@ export function errors(): AppMiddleware {
  */
 export function errorBody(err: DomainError, requestId: string): Record<string, unknown> {
   const body: Record<string, unknown> = { error: err.code, message: err.message, request_id: requestId };
-  if (err instanceof ValidationError) body.details = err.details;
+  if (err instanceof ValidationError || err instanceof ItemsRefusedError) body.details = err.details;
+  if (err instanceof HoldInGroupError) body.hold_group_id = err.holdGroupId;
   if (err instanceof RateLimitExceededError) body.retry_after_seconds = err.retryAfterSeconds;
   return body;
 }

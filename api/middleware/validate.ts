@@ -1,7 +1,7 @@
 /**
  * Validation: parses a route's path parameters, query and body with the route's own zod schemas.
- * Every problem in every part is reported at once as VALIDATION_ERROR details `{field, message,
- * in}`; on success the handler gets the parsed (typed, defaulted, stripped) values.
+ * Every field's problem in every part is reported at once as VALIDATION_ERROR details `{field,
+ * message, in}`; on success the handler gets the parsed (typed, defaulted, stripped) values.
  */
 import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
@@ -30,8 +30,14 @@ function parsePart(
   if (!schema) return undefined;
   const result = schema.safeParse(value);
   if (result.success) return result.data;
+  // One problem per field, the first zod found: for a value of the wrong type that is the type
+  // (zod also runs an array's length checks on a string sent in its place, which says nothing new).
+  const named = new Set<string>();
   for (const issue of result.error.issues) {
-    problems.push({ field: issue.path.map(String).join('.'), message: issue.message, in: location });
+    const field = issue.path.map(String).join('.');
+    if (named.has(field)) continue;
+    named.add(field);
+    problems.push({ field, message: issue.message, in: location });
   }
   return undefined;
 }

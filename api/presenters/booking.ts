@@ -60,6 +60,8 @@ export function presentBookingListItem(b: BookingRow): BookingListItem {
     customer_phone: b.customer_phone,
     payment_method: b.payment_method,
     package_purchase_id: b.package_purchase_id,
+    hold_group_id: b.hold_group_id,
+    series_id: b.series_id,
   };
 }
 

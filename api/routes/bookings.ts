@@ -3,6 +3,7 @@ import {
   BookingNotFoundError,
   DoubleBookingAttemptError,
   HoldExpiredError,
+  HoldInGroupError,
   HoldNotFoundError,
   IdempotencyKeyMismatchError,
   InvalidHoldStateError,
@@ -49,6 +50,8 @@ const detailExample = {
   customer_phone: '+919812345678',
   payment_method: null,
   package_purchase_id: null,
+  hold_group_id: null,
+  series_id: null,
   payment_reference: 'upi-2026-000123',
   customer_email: null,
   cancelled_at: null,
@@ -72,7 +75,8 @@ export const bookingRoutes = [
     description:
       'Call after taking payment; `payment_reference` is stored, not verified. Ownership is checked before ' +
       'venue authorisation. The same key with the same request returns the original booking; with a ' +
-      'different request it is 409 IDEMPOTENCY_KEY_MISMATCH.',
+      'different request it is 409 IDEMPOTENCY_KEY_MISMATCH. A hold of a hold group is confirmed only with ' +
+      'its group: 409 HOLD_IN_GROUP.',
     tag,
     auth: true,
     body: ConfirmBody,
@@ -104,6 +108,7 @@ export const bookingRoutes = [
       HoldExpiredError,
       InvalidHoldStateError,
       DoubleBookingAttemptError,
+      HoldInGroupError,
       IdempotencyKeyMismatchError,
     ],
     async handler({ partnerId, body }, deps) {
@@ -117,7 +122,8 @@ export const bookingRoutes = [
     summary: 'List your bookings',
     description:
       'Only your own bookings, newest `booked_at` first. `from` and `to` filter on the venue-local date of ' +
-      'the slot, inclusive; `customer_name` matches a case-insensitive substring; `limit` defaults to 50. ' +
+      'the slot, inclusive; `customer_name` matches a case-insensitive substring; `series_id` keeps the ' +
+      'bookings of one of your series; `limit` defaults to 50. ' +
       'Page with `starting_after` (the last `booking_id` of a page) while `has_more` is true.',
     tag,
     auth: true,
@@ -136,6 +142,7 @@ export const bookingRoutes = [
         to: query.to,
         customerPhone: query.customer_phone,
         customerName: query.customer_name,
+        seriesId: query.series_id,
         startingAfter: query.starting_after,
         limit: query.limit,
       });

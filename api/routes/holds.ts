@@ -1,6 +1,7 @@
 /** Holds: place one (the mutual-exclusion gate) and release one. */
 import {
   HoldExpiredError,
+  HoldInGroupError,
   HoldNotFoundError,
   IdempotencyKeyMismatchError,
   InvalidHoldStateError,
@@ -72,7 +73,8 @@ export const holdRoutes = [
     operationId: 'releaseHold',
     summary: 'Release a hold',
     description:
-      'Frees the slot of an ACTIVE hold before its expiry. A retry with the same key answers 200 again.',
+      'Frees the slot of an ACTIVE hold before its expiry. A retry with the same key answers 200 again. A hold ' +
+      'of a hold group is released only with its group: 409 HOLD_IN_GROUP.',
     tag,
     auth: true,
     params: HoldParams,
@@ -95,6 +97,7 @@ export const holdRoutes = [
       HoldNotFoundError,
       HoldExpiredError,
       InvalidHoldStateError,
+      HoldInGroupError,
       IdempotencyKeyMismatchError,
     ],
     async handler({ partnerId, params, body }, deps) {

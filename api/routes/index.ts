@@ -6,6 +6,7 @@ import { contractRoutes } from './contract.ts';
 import { docsRoutes } from './docs.ts';
 import { eventRoutes } from './events.ts';
 import { healthRoutes } from './health.ts';
+import { holdGroupRoutes } from './hold-groups.ts';
 import { holdRoutes } from './holds.ts';
 import { packageRoutes } from './packages.ts';
 import { venueRoutes } from './venues.ts';
@@ -19,6 +20,7 @@ export const routes: readonly Route[] = [
   ...venueRoutes,
   ...availabilityRoutes,
   ...holdRoutes,
+  ...holdGroupRoutes,
   ...bookingRoutes,
   ...packageRoutes,
   ...waitlistRoutes,

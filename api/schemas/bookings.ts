@@ -61,6 +61,10 @@ export const BookingListItem = z
     customer_phone: z.string(),
     payment_method: z.string().nullable(),
     package_purchase_id: Uuid.nullable(),
+    hold_group_id: Uuid.nullable().meta({
+      description: 'The hold group it was confirmed with; null for a booking of a single hold.',
+    }),
+    series_id: Uuid.nullable().meta({ description: 'The recurring series it is of; null otherwise.' }),
   })
   .meta({ id: 'BookingListItem' });
 export type BookingListItem = z.infer<typeof BookingListItem>;
@@ -83,6 +87,9 @@ export const BookingListQuery = z
     customer_name: freeText({ min: 1, max: 100 })
       .optional()
       .meta({ description: 'Case-insensitive substring.' }),
+    series_id: Uuid.optional().meta({
+      description: 'Only your bookings of this series (none for an unknown series, or another partner’s).',
+    }),
     starting_after: Uuid.optional().meta({
       description:
         'The `booking_id` of the last booking of the previous page: the next page, with the same filters. ' +

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { freeText, opaqueText } from '../../db/platform/input.ts';
+import { ITEM_REASONS } from '../errors.ts';
 
 export {
   DateOnly,
@@ -20,6 +21,9 @@ export const Uuid = z.guid({ error: 'must be a UUID' });
 
 /** An ISO 8601 UTC date-time as every response writes it. */
 export const DateTime = z.iso.datetime();
+
+/** A calendar date as every response writes it, YYYY-MM-DD. */
+export const DateOnlyOutput = z.iso.date();
 
 /** An idempotency key: 1 to 255 characters, scoped to your API key. */
 export const IdempotencyKey = opaqueText({
@@ -57,14 +61,39 @@ export const FieldProblem = z
   })
   .meta({ id: 'FieldProblem' });
 
+/** One problem of an error's `details`: a field, or a refused item of a hold group or series. */
+export const ErrorDetail = FieldProblem.extend({
+  reason: z
+    .enum(ITEM_REASONS)
+    .optional()
+    .meta({
+      description:
+        'Why the item (`items.i`) or occurrence (`occurrences.k`) cannot be held; present on the refusals ' +
+        'of hold groups and series.',
+    }),
+  local_date: DateOnlyOutput.optional().meta({
+    description: 'The venue-local date of a refused series occurrence.',
+  }),
+}).meta({ id: 'ErrorDetail' });
+
 /** The spec's error body. */
 export const ErrorBody = z
   .object({
     error: z.string().meta({ description: 'Stable machine-readable code, e.g. SLOT_NOT_AVAILABLE.' }),
     message: z.string(),
     request_id: z.string().optional().meta({ description: 'Echo of X-Request-Id.' }),
-    details: z.array(FieldProblem).optional().meta({ description: 'Present on VALIDATION_ERROR.' }),
+    details: z
+      .array(ErrorDetail)
+      .optional()
+      .meta({
+        description:
+          'Present on VALIDATION_ERROR (one entry per problem), and on the refusal of a hold group or series ' +
+          '(one entry per failing item or occurrence, with its `reason`).',
+      }),
     retry_after_seconds: z.number().int().optional().meta({ description: 'Present on RATE_LIMIT_EXCEEDED.' }),
+    hold_group_id: z.guid().optional().meta({
+      description: 'Present on HOLD_IN_GROUP: the group to confirm or release instead.',
+    }),
   })
   .meta({ id: 'Error' });
 export type ErrorBody = z.infer<typeof ErrorBody>;

@@ -2,10 +2,11 @@
  * POST /bookings/confirm: one statement, `confirm_hold()` (db/queries/bookings.ts), which claims
  * the idempotency key (same key and request → the original booking; another request → 409), locks
  * the hold and checks, in this order, that it exists, is the caller's, is at a venue still granted,
- * has not expired, is ACTIVE, still has its reservations, and that a member-priced hold is confirmed
- * for its member; then, when asked, takes one package credit (the caller's purchase for this
- * customer and venue that expires first, locked) and writes the booking and booking_created. A
- * replay answers the stored result, so it never takes a second credit.
+ * is not one of a hold group's (HOLD_IN_GROUP: a group is confirmed as one), has not expired, is
+ * ACTIVE, still has its reservations, and that a member-priced hold is confirmed for its member;
+ * then, when asked, takes one package credit (the caller's purchase for this customer and venue
+ * that expires first, locked) and writes the booking and booking_created. A replay answers the
+ * stored result, so it never takes a second credit.
  */
 import type { Knex } from '../../db/postgres/knex.ts';
 import { refusalOf, type Refusal } from '../../db/postgres/pg-errors.ts';
@@ -14,6 +15,7 @@ import * as bookings from '../../db/queries/bookings.ts';
 import {
   DoubleBookingAttemptError,
   HoldExpiredError,
+  HoldInGroupError,
   HoldNotFoundError,
   InvalidFieldError,
   InvalidHoldStateError,
@@ -67,7 +69,7 @@ export async function confirmBooking(
       throw refusal ? confirmRefused(refusal) : err;
     }
   });
-  return databaseWriteOutcome(outcome, write);
+  return databaseWriteOutcome(outcome, write, bookings.confirmedBookingFromJson);
 }
 
 /** The API's error for a refusal of `confirm_hold()`. */
@@ -79,6 +81,8 @@ function confirmRefused({ reason, detail }: Refusal): Error {
       return new NotOwnerError('hold');
     case 'venue_not_authorized':
       return new VenueNotAuthorizedError();
+    case 'hold_in_group':
+      return new HoldInGroupError(detail!);
     case 'hold_expired':
       return new HoldExpiredError();
     case 'invalid_hold_state':

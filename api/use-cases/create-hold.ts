@@ -14,7 +14,7 @@
  * A free window is never refused: 409 is only ever the answer to a live overlapping reservation.
  */
 import type { PgBoss } from 'pg-boss';
-import { expireHoldIfDue } from '../../db/rules/hold-expiry.ts';
+import { expireOverdueHold } from '../../db/rules/hold-expiry.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { EXCLUSION_VIOLATION, isPgError, refusalOf, type Refusal } from '../../db/postgres/pg-errors.ts';
 import * as holds from '../../db/queries/holds.ts';
@@ -74,7 +74,7 @@ export async function createHold(
           durationMinutes: input.slot_duration_minutes,
           customerPhone: input.customer_phone ?? null,
         });
-        return databaseWriteOutcome(outcome, write);
+        return databaseWriteOutcome(outcome, write, holds.holdFromJson);
       } catch (err) {
         const refusal = refusalOf(err);
         if (refusal?.reason === 'overdue') {
@@ -127,9 +127,9 @@ function holdRefused({ reason, detail }: Refusal): Error {
 }
 
 /** Expires holds found past their expiry in a new hold's way, each as its job would. */
-async function expireOverdueHolds(deps: { db: Knex; boss: PgBoss }, holdIds: string[]): Promise<void> {
+export async function expireOverdueHolds(deps: { db: Knex; boss: PgBoss }, holdIds: string[]): Promise<void> {
   for (const holdId of holdIds) {
-    await transaction(deps.db, (trx) => expireHoldIfDue(trx, deps.boss, holdId));
+    await transaction(deps.db, (trx) => expireOverdueHold(trx, deps.boss, holdId));
   }
 }
 

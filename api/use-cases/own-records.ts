@@ -1,14 +1,16 @@
 /**
- * Loading a hold or booking for an operation on it, with the checks every such operation makes in
+ * Loading a hold, hold group or booking for an operation on it, with the checks every such operation makes in
  * the spec's order: it exists (404), it is the caller's (403 UNAUTHORIZED), and its venue is still
  * granted to the caller and not archived (403 VENUE_NOT_AUTHORIZED). The row is locked, and read
  * with what those checks need in the same round trip.
  */
 import type { Knex } from '../../db/postgres/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
+import * as holdGroups from '../../db/queries/hold-groups.ts';
 import * as holds from '../../db/queries/holds.ts';
 import {
   BookingNotFoundError,
+  HoldGroupNotFoundError,
   HoldNotFoundError,
   NotOwnerError,
   VenueNotAuthorizedError,
@@ -38,4 +40,17 @@ export async function lockOwnBooking(
   if (booking.partner_id !== partnerId) throw new NotOwnerError('booking');
   if (!booking.venue_authorized) throw new VenueNotAuthorizedError();
   return booking;
+}
+
+/** The caller's hold group, locked. */
+export async function lockOwnHoldGroup(
+  trx: Knex,
+  partnerId: string,
+  holdGroupId: string,
+): Promise<holdGroups.HoldGroupForChange> {
+  const group = await holdGroups.lockForChange(trx, holdGroupId, partnerId);
+  if (!group) throw new HoldGroupNotFoundError();
+  if (group.partner_id !== partnerId) throw new NotOwnerError('hold group');
+  if (!group.venue_authorized) throw new VenueNotAuthorizedError();
+  return group;
 }

@@ -1,11 +1,14 @@
-/** POST /partner/holds/{holdId}/cancel: an ACTIVE hold is released before its expiry. */
+/**
+ * POST /partner/holds/{holdId}/cancel: an ACTIVE hold is released before its expiry. A hold of a
+ * group is released only with its group (HOLD_IN_GROUP, after the ownership, venue and key checks).
+ */
 import type { PgBoss } from 'pg-boss';
 import { recordHoldEvent } from '../../db/rules/events.ts';
 import { freeWindow } from '../../db/rules/free-window.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
 import { transaction } from '../../db/postgres/transaction.ts';
 import * as holds from '../../db/queries/holds.ts';
-import { HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
+import { HoldExpiredError, HoldInGroupError, InvalidHoldStateError } from '../errors.ts';
 import { withIdempotency, type WriteOutcome } from '../idempotency.ts';
 import type { ChangeRequest } from './change-booking.ts';
 import { lockOwnHold } from './own-records.ts';
@@ -32,6 +35,8 @@ export async function releaseHold(
       write,
       async () => {
         const hold = await lockOwnHold(trx, partnerId, holdId);
+        // A grouped hold is released only with its group, whatever its state.
+        if (hold.hold_group_id) throw new HoldInGroupError(hold.hold_group_id);
         if (hold.expired) throw new HoldExpiredError();
         if (hold.status !== 'ACTIVE') {
           throw new InvalidHoldStateError(`The hold is ${hold.status}; only an ACTIVE hold can be released.`);

@@ -231,9 +231,89 @@ export interface paths {
     put?: never;
     /**
      * Release a hold
-     * @description Frees the slot of an ACTIVE hold before its expiry. A retry with the same key answers 200 again.
+     * @description Frees the slot of an ACTIVE hold before its expiry. A retry with the same key answers 200 again. A hold of a hold group is released only with its group: 409 HOLD_IN_GROUP.
      */
     post: operations['releaseHold'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/bookings/hold-groups': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Hold several windows at once, all or nothing
+     * @description Holds 1 to 8 windows at one venue in one transaction, until one `hold_expiry_at`; confirm or release them together. Each item is judged on its own, and when any fails nothing is held: `details` names every failing item (`items.i`) with its `reason`. The status follows the reasons: 400 SLOT_NOT_AVAILABLE when some item breaks the venue rules (UNKNOWN_RESOURCE, NOT_ON_GRID, IN_PAST, BEYOND_BOOKING_WINDOW, CLOSED, LEAD_TIME, BLACKOUT), else 409 SLOT_NOT_AVAILABLE when some window is TAKEN, else 409 TRANSFORMATION_CONFLICT. Items that overlap each other are 400 VALIDATION_ERROR. The same key with the same body replays the group with 201; with any other request it is 409 IDEMPOTENCY_KEY_MISMATCH. The call counts one request against the rate limit, whatever the number of items.
+     */
+    post: operations['createHoldGroup'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/bookings/hold-groups/{holdGroupId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get one of your hold groups
+     * @description The group as it is now: an ACTIVE group reads EXPIRED from `hold_expiry_at` on; after the confirm, each hold shows its booking's status. Readable after the venue grant is withdrawn.
+     */
+    get: operations['getHoldGroup'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/bookings/hold-groups/{holdGroupId}/confirm': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Confirm every hold of a group into bookings
+     * @description Call after taking payment: one set of customer details and one payment reference for the whole group. With `use_package_credit: true`, one credit per hold is taken, all or none (the purchase expiring first first); otherwise every booking is paid. 409 INVALID_HOLD_STATE for a CONFIRMED or CANCELLED group, 409 HOLD_EXPIRED for an expired one. The same key with the same request replays the confirm with 201; with any other request it is 409 IDEMPOTENCY_KEY_MISMATCH.
+     */
+    post: operations['confirmHoldGroup'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/bookings/hold-groups/{holdGroupId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Release every hold of a group
+     * @description Frees every window of an ACTIVE group before its expiry, in one transaction. 409 INVALID_HOLD_STATE for a CONFIRMED or CANCELLED group, 409 HOLD_EXPIRED for an expired one. The same key with the same request answers 200 again.
+     */
+    post: operations['releaseHoldGroup'];
     delete?: never;
     options?: never;
     head?: never;
@@ -251,7 +331,7 @@ export interface paths {
     put?: never;
     /**
      * Confirm a hold into a booking
-     * @description Call after taking payment; `payment_reference` is stored, not verified. Ownership is checked before venue authorisation. The same key with the same request returns the original booking; with a different request it is 409 IDEMPOTENCY_KEY_MISMATCH.
+     * @description Call after taking payment; `payment_reference` is stored, not verified. Ownership is checked before venue authorisation. The same key with the same request returns the original booking; with a different request it is 409 IDEMPOTENCY_KEY_MISMATCH. A hold of a hold group is confirmed only with its group: 409 HOLD_IN_GROUP.
      */
     post: operations['confirmBooking'];
     delete?: never;
@@ -269,7 +349,7 @@ export interface paths {
     };
     /**
      * List your bookings
-     * @description Only your own bookings, newest `booked_at` first. `from` and `to` filter on the venue-local date of the slot, inclusive; `customer_name` matches a case-insensitive substring; `limit` defaults to 50. Page with `starting_after` (the last `booking_id` of a page) while `has_more` is true.
+     * @description Only your own bookings, newest `booked_at` first. `from` and `to` filter on the venue-local date of the slot, inclusive; `customer_name` matches a case-insensitive substring; `series_id` keeps the bookings of one of your series; `limit` defaults to 50. Page with `starting_after` (the last `booking_id` of a page) while `has_more` is true.
      */
     get: operations['listBookings'];
     put?: never;
@@ -605,6 +685,16 @@ export interface components {
       payment_method: string | null;
       /** Format: uuid */
       package_purchase_id: string | null;
+      /**
+       * Format: uuid
+       * @description The hold group it was confirmed with; null for a booking of a single hold.
+       */
+      hold_group_id: string | null;
+      /**
+       * Format: uuid
+       * @description The recurring series it is of; null otherwise.
+       */
+      series_id: string | null;
       payment_reference: string;
       customer_email: string | null;
       /** Format: date-time */
@@ -637,6 +727,16 @@ export interface components {
       payment_method: string | null;
       /** Format: uuid */
       package_purchase_id: string | null;
+      /**
+       * Format: uuid
+       * @description The hold group it was confirmed with; null for a booking of a single hold.
+       */
+      hold_group_id: string | null;
+      /**
+       * Format: uuid
+       * @description The recurring series it is of; null otherwise.
+       */
+      series_id: string | null;
     };
     CancelHoldResponse: {
       message: string;
@@ -694,23 +794,47 @@ export interface components {
       message: string;
       /** @description Echo of X-Request-Id. */
       request_id?: string;
-      /** @description Present on VALIDATION_ERROR. */
-      details?: components['schemas']['FieldProblem'][];
+      /** @description Present on VALIDATION_ERROR (one entry per problem), and on the refusal of a hold group or series (one entry per failing item or occurrence, with its `reason`). */
+      details?: components['schemas']['ErrorDetail'][];
       /** @description Present on RATE_LIMIT_EXCEEDED. */
       retry_after_seconds?: number;
+      /**
+       * Format: uuid
+       * @description Present on HOLD_IN_GROUP: the group to confirm or release instead.
+       */
+      hold_group_id?: string;
+    };
+    ErrorDetail: {
+      /** @description Dotted path of the offending field; empty for the whole part. */
+      field: string;
+      message: string;
+      /** @enum {string} */
+      in: 'body' | 'query' | 'path' | 'header';
+      /**
+       * @description Why the item (`items.i`) or occurrence (`occurrences.k`) cannot be held; present on the refusals of hold groups and series.
+       * @enum {string}
+       */
+      reason?:
+        | 'UNKNOWN_RESOURCE'
+        | 'NOT_ON_GRID'
+        | 'IN_PAST'
+        | 'BEYOND_BOOKING_WINDOW'
+        | 'CLOSED'
+        | 'LEAD_TIME'
+        | 'BLACKOUT'
+        | 'TAKEN'
+        | 'TRANSFORMATION_CONFLICT';
+      /**
+       * Format: date
+       * @description The venue-local date of a refused series occurrence.
+       */
+      local_date?: string;
     };
     EventPage: {
       /** @description Oldest first. */
       data: components['schemas']['PulledEvent'][];
       /** @description Whether at least one more event matches after the last of this page; ask with `starting_after`. False on a page that ends at the last match, even a full one. */
       has_more: boolean;
-    };
-    FieldProblem: {
-      /** @description Dotted path of the offending field; empty for the whole part. */
-      field: string;
-      message: string;
-      /** @enum {string} */
-      in: 'body' | 'query' | 'path' | 'header';
     };
     Health: {
       /** @enum {string} */
@@ -719,6 +843,93 @@ export interface components {
       sandbox: boolean;
       /** Format: date-time */
       timestamp: string;
+    };
+    HoldGroup: {
+      /** Format: uuid */
+      hold_group_id: string;
+      /** Format: uuid */
+      venue_id: string;
+      /**
+       * Format: uuid
+       * @description The series the group holds, else null.
+       */
+      series_id: string | null;
+      /**
+       * @description ACTIVE reads EXPIRED from hold_expiry_at on, whether or not the expiry has been processed. CONFIRMED and CANCELLED are final: a CONFIRMED group stays so whatever later happens to its bookings.
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'CONFIRMED' | 'CANCELLED' | 'EXPIRED';
+      /**
+       * Format: date-time
+       * @description Creation + the venue's hold time; the same for every hold.
+       */
+      hold_expiry_at: string;
+      /** @description The sum of the holds' prices. */
+      price_rupees: number;
+      /** Format: date-time */
+      created_at: string;
+      /** @description One per item, in item order. */
+      holds: components['schemas']['HoldGroupHold'][];
+    };
+    HoldGroupBooking: {
+      item_index: number;
+      /** Format: uuid */
+      booking_id: string;
+      /** Format: uuid */
+      hold_id: string;
+      /** Format: uuid */
+      slot_id: string;
+      /** @enum {string} */
+      status: 'BOOKED';
+      /** Format: date-time */
+      booked_at: string;
+      price_rupees: number;
+      /** @description `package` when a package credit paid it; null for a paid booking. */
+      payment_method: string | null;
+      /**
+       * Format: uuid
+       * @description The purchase its credit came from.
+       */
+      package_purchase_id: string | null;
+    };
+    HoldGroupConfirmation: {
+      /** Format: uuid */
+      hold_group_id: string;
+      /** @enum {string} */
+      status: 'CONFIRMED';
+      price_rupees: number;
+      /** @description Credits taken (one per hold, or 0); present exactly when the request set use_package_credit. */
+      package_credits_consumed?: number;
+      /** @description One per hold, in item order. */
+      bookings: components['schemas']['HoldGroupBooking'][];
+    };
+    HoldGroupHold: {
+      /** @description The item's position in `items`. */
+      item_index: number;
+      /**
+       * Format: uuid
+       * @description The hold its events name.
+       */
+      hold_id: string;
+      /** Format: uuid */
+      slot_id: string;
+      resource_id: string;
+      /** Format: date-time */
+      slot_start: string;
+      /** Format: date-time */
+      slot_end: string;
+      /** @description What a single hold of the window would cost. */
+      price_rupees: number;
+      /**
+       * @description Before the confirm, the hold’s (ACTIVE reads EXPIRED from hold_expiry_at on); after it, its booking’s (BOOKED, CANCELLED or REFUNDED).
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'CANCELLED' | 'EXPIRED' | 'BOOKED' | 'REFUNDED';
+      /**
+       * Format: uuid
+       * @description Null before the confirm.
+       */
+      booking_id: string | null;
     };
     Liveness: {
       /** @enum {string} */
@@ -2370,7 +2581,948 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: HOLD_EXPIRED or INVALID_HOLD_STATE or IDEMPOTENCY_KEY_MISMATCH. */
+      /** @description Error: HOLD_EXPIRED or INVALID_HOLD_STATE or HOLD_IN_GROUP or IDEMPOTENCY_KEY_MISMATCH. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  createHoldGroup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+         *       "items": [
+         *         {
+         *           "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+         *           "slot_start": "2026-11-23T00:30:00.000Z",
+         *           "slot_duration_minutes": 60
+         *         },
+         *         {
+         *           "resource_id": "2c8e4a6f-1b3d-4f5a-9c7e-0d2f4b6a8c1e",
+         *           "slot_start": "2026-11-23T00:30:00.000Z",
+         *           "slot_duration_minutes": 60
+         *         }
+         *       ],
+         *       "customer_phone": "9812345678",
+         *       "idempotency_key": "group-7f3a"
+         *     }
+         */
+        'application/json': {
+          /** Format: uuid */
+          venue_id: string;
+          /** @description 1 to 8 windows at the venue, held all or nothing. Items that overlap each other (on one resource, or a convertible whole and its part) are 400. */
+          items: {
+            /** @description From discovery. */
+            resource_id: string;
+            /**
+             * Format: date-time
+             * @description A slot_start returned by availability.
+             */
+            slot_start: string;
+            /** @description A whole multiple of the resource's duration_minutes, within one day's hours. */
+            slot_duration_minutes: number;
+          }[];
+          /**
+           * @description When the customer has a membership at the venue, its discount applies to every item.
+           * @example +919812345678
+           */
+          customer_phone?: string;
+          /** @description Unique per write; a retry with the same key replays the original result. */
+          idempotency_key: string;
+          /** @description Ignored if sent. */
+          partner_id?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description The group, every item held (or, for a repeated key and body, the original group). */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "hold_group_id": "6a1f0c3e-2b4d-4e8f-9a7c-1d3e5f7a9b2c",
+           *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+           *       "series_id": null,
+           *       "status": "ACTIVE",
+           *       "hold_expiry_at": "2026-11-22T10:45:00.000Z",
+           *       "price_rupees": 1000,
+           *       "created_at": "2026-11-22T10:35:00.000Z",
+           *       "holds": [
+           *         {
+           *           "item_index": 0,
+           *           "hold_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+           *           "slot_id": "5b1f3c7e-2d4a-5e8b-9c1d-7f2a4b6c8d0e",
+           *           "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+           *           "slot_start": "2026-11-23T00:30:00.000Z",
+           *           "slot_end": "2026-11-23T01:30:00.000Z",
+           *           "price_rupees": 500,
+           *           "status": "ACTIVE",
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "item_index": 1,
+           *           "hold_id": "0e4b2d6f-8a1c-4e3b-9d5f-7a9c1e3b5d7f",
+           *           "slot_id": "8d3f5b7a-9c1e-5a2d-8f4b-6c8e0a2d4f6b",
+           *           "resource_id": "2c8e4a6f-1b3d-4f5a-9c7e-0d2f4b6a8c1e",
+           *           "slot_start": "2026-11-23T00:30:00.000Z",
+           *           "slot_end": "2026-11-23T01:30:00.000Z",
+           *           "price_rupees": 500,
+           *           "status": "ACTIVE",
+           *           "booking_id": null
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['HoldGroup'];
+        };
+      };
+      /** @description Error: SLOT_NOT_AVAILABLE or VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: VENUE_NOT_AUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SLOT_NOT_AVAILABLE or TRANSFORMATION_CONFLICT or IDEMPOTENCY_KEY_MISMATCH. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getHoldGroup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        holdGroupId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The group. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "hold_group_id": "6a1f0c3e-2b4d-4e8f-9a7c-1d3e5f7a9b2c",
+           *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+           *       "series_id": null,
+           *       "status": "CONFIRMED",
+           *       "hold_expiry_at": "2026-11-22T10:45:00.000Z",
+           *       "price_rupees": 1000,
+           *       "created_at": "2026-11-22T10:35:00.000Z",
+           *       "holds": [
+           *         {
+           *           "item_index": 0,
+           *           "hold_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+           *           "slot_id": "5b1f3c7e-2d4a-5e8b-9c1d-7f2a4b6c8d0e",
+           *           "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+           *           "slot_start": "2026-11-23T00:30:00.000Z",
+           *           "slot_end": "2026-11-23T01:30:00.000Z",
+           *           "price_rupees": 500,
+           *           "status": "BOOKED",
+           *           "booking_id": "1f0e3d2c-4b5a-4c6d-8e7f-9a0b1c2d3e4f"
+           *         },
+           *         {
+           *           "item_index": 1,
+           *           "hold_id": "0e4b2d6f-8a1c-4e3b-9d5f-7a9c1e3b5d7f",
+           *           "slot_id": "8d3f5b7a-9c1e-5a2d-8f4b-6c8e0a2d4f6b",
+           *           "resource_id": "2c8e4a6f-1b3d-4f5a-9c7e-0d2f4b6a8c1e",
+           *           "slot_start": "2026-11-23T00:30:00.000Z",
+           *           "slot_end": "2026-11-23T01:30:00.000Z",
+           *           "price_rupees": 500,
+           *           "status": "BOOKED",
+           *           "booking_id": "4a6c8e0b-2d4f-4a6c-8e0b-2d4f6a8c0e2b"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['HoldGroup'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: HOLD_GROUP_NOT_FOUND. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  confirmHoldGroup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        holdGroupId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "payment_reference": "upi-000124",
+         *       "customer_name": "Asha Rao",
+         *       "customer_phone": "9812345678",
+         *       "customer_email": "asha@example.com",
+         *       "use_package_credit": false,
+         *       "idempotency_key": "group-confirm-7f3a"
+         *     }
+         */
+        'application/json': {
+          /** @description Opaque; not verified. Trimmed. */
+          payment_reference: string;
+          /** @description Trimmed; 2 to 100 characters. */
+          customer_name: string;
+          /**
+           * @description Indian 10-digit mobile, optional +91 prefix; returned as +91XXXXXXXXXX.
+           * @example +919812345678
+           */
+          customer_phone: string;
+          /** Format: email */
+          customer_email?: string;
+          /** @description Unique per write; a retry with the same key replays the original result. */
+          idempotency_key: string;
+          /** @description Pay with package credits, one per hold, all or none: when the customer’s active purchases at the venue hold enough credits together, each booking takes one (the purchase expiring first first). */
+          use_package_credit?: boolean;
+          /** @description Ignored if sent. */
+          partner_id?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Every hold booked, in item order. */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "hold_group_id": "6a1f0c3e-2b4d-4e8f-9a7c-1d3e5f7a9b2c",
+           *       "status": "CONFIRMED",
+           *       "price_rupees": 1000,
+           *       "package_credits_consumed": 0,
+           *       "bookings": [
+           *         {
+           *           "item_index": 0,
+           *           "booking_id": "1f0e3d2c-4b5a-4c6d-8e7f-9a0b1c2d3e4f",
+           *           "hold_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+           *           "slot_id": "5b1f3c7e-2d4a-5e8b-9c1d-7f2a4b6c8d0e",
+           *           "status": "BOOKED",
+           *           "booked_at": "2026-11-22T10:40:00.000Z",
+           *           "price_rupees": 500,
+           *           "payment_method": null,
+           *           "package_purchase_id": null
+           *         },
+           *         {
+           *           "item_index": 1,
+           *           "booking_id": "4a6c8e0b-2d4f-4a6c-8e0b-2d4f6a8c0e2b",
+           *           "hold_id": "0e4b2d6f-8a1c-4e3b-9d5f-7a9c1e3b5d7f",
+           *           "slot_id": "8d3f5b7a-9c1e-5a2d-8f4b-6c8e0a2d4f6b",
+           *           "status": "BOOKED",
+           *           "booked_at": "2026-11-22T10:40:00.000Z",
+           *           "price_rupees": 500,
+           *           "payment_method": null,
+           *           "package_purchase_id": null
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['HoldGroupConfirmation'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED or VENUE_NOT_AUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: HOLD_GROUP_NOT_FOUND. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INVALID_HOLD_STATE or HOLD_EXPIRED or DOUBLE_BOOKING_ATTEMPT or IDEMPOTENCY_KEY_MISMATCH. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  releaseHoldGroup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        holdGroupId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "idempotency_key": "group-release-7f3a",
+         *       "reason": "customer changed plans"
+         *     }
+         */
+        'application/json': {
+          /** @description Unique per write; a retry with the same key replays the original result. */
+          idempotency_key: string;
+          /** @description Free text, trimmed; at most 500 characters. */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Released: the group and every hold CANCELLED. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "hold_group_id": "6a1f0c3e-2b4d-4e8f-9a7c-1d3e5f7a9b2c",
+           *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+           *       "series_id": null,
+           *       "status": "CANCELLED",
+           *       "hold_expiry_at": "2026-11-22T10:45:00.000Z",
+           *       "price_rupees": 1000,
+           *       "created_at": "2026-11-22T10:35:00.000Z",
+           *       "holds": [
+           *         {
+           *           "item_index": 0,
+           *           "hold_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+           *           "slot_id": "5b1f3c7e-2d4a-5e8b-9c1d-7f2a4b6c8d0e",
+           *           "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+           *           "slot_start": "2026-11-23T00:30:00.000Z",
+           *           "slot_end": "2026-11-23T01:30:00.000Z",
+           *           "price_rupees": 500,
+           *           "status": "CANCELLED",
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "item_index": 1,
+           *           "hold_id": "0e4b2d6f-8a1c-4e3b-9d5f-7a9c1e3b5d7f",
+           *           "slot_id": "8d3f5b7a-9c1e-5a2d-8f4b-6c8e0a2d4f6b",
+           *           "resource_id": "2c8e4a6f-1b3d-4f5a-9c7e-0d2f4b6a8c1e",
+           *           "slot_start": "2026-11-23T00:30:00.000Z",
+           *           "slot_end": "2026-11-23T01:30:00.000Z",
+           *           "price_rupees": 500,
+           *           "status": "CANCELLED",
+           *           "booking_id": null
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['HoldGroup'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED or VENUE_NOT_AUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: HOLD_GROUP_NOT_FOUND. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INVALID_HOLD_STATE or HOLD_EXPIRED or IDEMPOTENCY_KEY_MISMATCH. */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2602,7 +3754,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: HOLD_EXPIRED or INVALID_HOLD_STATE or DOUBLE_BOOKING_ATTEMPT or IDEMPOTENCY_KEY_MISMATCH. */
+      /** @description Error: HOLD_EXPIRED or INVALID_HOLD_STATE or DOUBLE_BOOKING_ATTEMPT or HOLD_IN_GROUP or IDEMPOTENCY_KEY_MISMATCH. */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2717,6 +3869,8 @@ export interface operations {
         customer_phone?: string;
         /** @description Case-insensitive substring. */
         customer_name?: string;
+        /** @description Only your bookings of this series (none for an unknown series, or another partner’s). */
+        series_id?: string;
         /** @description The `booking_id` of the last booking of the previous page: the next page, with the same filters. One that is not your booking is 400. */
         starting_after?: string;
       };
@@ -2754,7 +3908,9 @@ export interface operations {
            *           "customer_name": "Asha Rao",
            *           "customer_phone": "+919812345678",
            *           "payment_method": null,
-           *           "package_purchase_id": null
+           *           "package_purchase_id": null,
+           *           "hold_group_id": null,
+           *           "series_id": null
            *         }
            *       ],
            *       "has_more": false
@@ -2907,6 +4063,8 @@ export interface operations {
            *       "customer_phone": "+919812345678",
            *       "payment_method": null,
            *       "package_purchase_id": null,
+           *       "hold_group_id": null,
+           *       "series_id": null,
            *       "payment_reference": "upi-2026-000123",
            *       "customer_email": null,
            *       "cancelled_at": null,

@@ -49,11 +49,14 @@ test('Redocly recommended rules find no error and only the expected warnings', a
     config: await createConfig({ extends: ['recommended'] }),
   });
   const summary = problems.map((p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ''}`);
-  // Expected: a proprietary license has no public URL to point at, and the spec's own package paths are "ambiguous" in Redocly's sense
-  // (/packages/purchases/purchase would fit both templates) though they never clash: one is GET
-  // only, the other POST only.
+  // Expected: a proprietary license has no public URL to point at, and paths of the spec and the
+  // contract that are "ambiguous" in Redocly's sense though they never clash, one being GET only
+  // and the other POST only: /packages/purchases/purchase would fit both package templates, and
+  // /bookings/hold-groups/cancel both /bookings/{bookingId}/cancel and the group's read (refund too).
   const expected = [
     'warn info-license-strict #/info/license/url',
+    'warn no-ambiguous-paths #/paths/~1bookings~1{bookingId}~1cancel',
+    'warn no-ambiguous-paths #/paths/~1bookings~1{bookingId}~1refund',
     'warn no-ambiguous-paths #/paths/~1packages~1purchases~1{purchaseId}',
   ];
   t.deepEqual(summary.sort(), expected);

@@ -1,9 +1,10 @@
 /**
- * The client's README, run as a partner would run it: its two TypeScript snippets are written out as
+ * The client's README, run as a partner would run it: its TypeScript snippets are written out as
  * files in a folder of this checkout (so `@partner-booking/client` resolves to the workspace
  * package, built by `npm test`), type-checked with the repository's strict settings, and run
- * with Node against a test server: hold-and-confirm.ts books a slot; receiver.ts receives a real
- * delivery through real workers, verifies it, and prints the booking.
+ * with Node against a test server: hold-and-confirm.ts books a slot; group-hold.ts books two
+ * courts as one group; receiver.ts receives a real delivery through real workers, verifies it, and
+ * prints the booking.
  */
 import test, { type ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
@@ -42,10 +43,10 @@ async function folderWith(t: ExecutionContext, files: Map<string, string>): Prom
 }
 
 test.serial(
-  'the README snippets type-check and run: hold → confirm books, the receiver verifies a real delivery',
+  'the README snippets type-check and run: hold → confirm books, a group books two courts, the receiver verifies a real delivery',
   async (t) => {
     const files = await snippets();
-    t.deepEqual([...files.keys()].sort(), ['hold-and-confirm.ts', 'receiver.ts']);
+    t.deepEqual([...files.keys()].sort(), ['group-hold.ts', 'hold-and-confirm.ts', 'receiver.ts']);
     const dir = await folderWith(t, files);
     const tsc = await run(process.execPath, [
       path.join(ROOT, 'node_modules/typescript/bin/tsc'),
@@ -87,6 +88,29 @@ test.serial(
     const booking = JSON.parse(booked.stdout) as { booking_id: string; status: string };
     t.is(booking.status, 'BOOKED');
     t.truthy(await db('bookings').where({ id: booking.booking_id, partner_id: w.partnerId }).first());
+
+    const grouped = await run(process.execPath, ['group-hold.ts'], {
+      cwd: dir,
+      env: {
+        ...process.env,
+        BOOKING_URL: server().url,
+        BOOKING_KEY: w.apiKey,
+        VENUE_ID: w.venueId,
+        COURT_IDS: `${w.court},${w.halfA}`,
+      },
+    });
+    const group = JSON.parse(grouped.stdout) as {
+      hold_group_id: string;
+      status: string;
+      bookings: unknown[];
+    };
+    t.is(group.status, 'CONFIRMED');
+    t.deepEqual(
+      (await db('bookings').where({ hold_group_id: group.hold_group_id }).orderBy('resource_id')).map(
+        (b) => b.resource_id,
+      ),
+      [w.court, w.halfA].sort(),
+    );
 
     await waitFor(() => received.includes(`booked ${booking.booking_id} `), { timeout: 20_000 });
     t.regex(received, new RegExp(`^booked ${booking.booking_id} \\d{4}-\\d\\d-\\d\\dT`, 'm'));
