@@ -609,7 +609,10 @@ declare
   v_take boolean := false;
   v_hold holds;
   v_purchase uuid;
-  v_booking bookings;
+  v_booking_id uuid;
+  v_booking_ids uuid[] := '{}';
+  v_reservation bigint;
+  v_hold_ids uuid[];
 begin
   if p_trace is not null then
     perform set_config('booking.trace', p_trace, true);
@@ -636,17 +639,19 @@ begin
   if v_group.status = 'EXPIRED' or v_group.hold_expiry_at <= now() then
     raise exception using errcode = 'PB000', message = 'hold_expired';
   end if;
-  perform from holds h where h.hold_group_id = v_group.id order by h.item_index for update;
-  if exists (select from holds h where h.hold_group_id = v_group.id and not hold_is_intact(h)) then
+  -- The group's holds, locked, in item order. Read by id from here on: a group's holds are few,
+  -- and the plans stay index lookups however the table's statistics guess.
+  v_hold_ids := array(select h.id from holds h where h.hold_group_id = v_group.id order by h.item_index for update);
+  if exists (select from holds h where h.id = any (v_hold_ids) and not hold_is_intact(h)) then
     raise exception using errcode = 'PB000', message = 'double_booking';
   end if;
   -- A member's price is for that member (CONTRACT.md, "Hardening answers").
-  if exists (select from holds h where h.hold_group_id = v_group.id
+  if exists (select from holds h where h.id = any (v_hold_ids)
                 and h.discount_percent > 0 and p_customer_phone is distinct from h.customer_phone) then
     raise exception using errcode = 'PB000', message = 'not_the_member';
   end if;
 
-  select count(*) into v_count from holds h where h.hold_group_id = v_group.id;
+  v_count := cardinality(v_hold_ids);
   if p_use_package_credit then
     -- Locked first, so the count stands until the credits are taken.
     perform from package_purchases pp
@@ -659,7 +664,17 @@ begin
                   and pp.customer_phone = p_customer_phone and pp.expires_at > now()) >= v_count;
   end if;
 
-  for v_hold in select h.* from holds h where h.hold_group_id = v_group.id order by h.item_index loop
+  -- The reservations become booked one by one in unit, then time, order: each adds its window to
+  -- the booked time of its unit and UTC day (booked_time, a row per unit and day), and writers that
+  -- update those rows in one order never deadlock. (In item order, two groups confirming windows of
+  -- the same courts on one day in opposite orders did, and waited deadlock_timeout for it.)
+  for v_reservation in
+    select r.id from reservations r where r.hold_id = any (v_hold_ids) and r.active order by r.unit_id, lower(r.during)
+  loop
+    update reservations set expires_at = null where id = v_reservation;
+  end loop;
+  update holds set status = 'CONFIRMED', updated_at = now() where id = any (v_hold_ids);
+  for v_hold in select h.* from holds h where h.id = any (v_hold_ids) order by h.item_index loop
     v_purchase := null;
     if v_take then
       update package_purchases p set credits_remaining = p.credits_remaining - 1
@@ -671,8 +686,6 @@ begin
        where p.id = c.id
        returning p.id into v_purchase;
     end if;
-    update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
-    update reservations set expires_at = null where hold_id = v_hold.id;
     insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
                           payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
                           customer_email, hold_group_id, series_id)
@@ -680,9 +693,10 @@ begin
               v_hold.slot_end, v_hold.price_rupees, p_payment_reference,
               case when v_purchase is not null then 'package' end, v_purchase, p_customer_name, p_customer_phone,
               p_customer_email, v_group.id, v_group.series_id)
-      returning * into v_booking;
-    perform record_booking_event(v_booking, 'booking_created', null);
+      returning id into v_booking_id;
+    v_booking_ids := v_booking_ids || v_booking_id;
   end loop;
+  perform record_booking_events('booking_created', v_booking_ids, null);
   update hold_groups set status = 'CONFIRMED', confirmed_at = now(), updated_at = now() where id = v_group.id;
 
   replayed := false;
@@ -713,18 +727,49 @@ AS $function$
             else jsonb_build_object('hold_group_id', h.hold_group_id) end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.hold_group_items(p_group hold_groups, p_resources uuid[], p_starts timestamp with time zone[], p_minutes integer[], p_prices integer[], p_discount integer)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_hold_ids uuid[];
+begin
+  with held as (
+    insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
+                       price_rupees, customer_phone, discount_percent, hold_group_id, item_index)
+    select p_group.partner_id, p_group.venue_id, x.resource_id, slot_id(x.resource_id, x.start), x.start,
+           x.start + make_interval(mins => x.minutes), p_group.hold_expiry_at, x.price, p_group.customer_phone,
+           p_discount, p_group.id, x.n - 1
+      from unnest(p_resources, p_starts, p_minutes, p_prices) with ordinality as x(resource_id, start, minutes, price, n)
+    returning *
+  ), reserved as (
+    insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
+    select h.id, u, h.resource_id, tstzrange(h.slot_start, h.slot_end), h.hold_expiry_at
+      from held h, unnest(resource_units(h.resource_id)) u
+  )
+  select array_agg(h.id order by h.item_index) into v_hold_ids from held h;
+  perform record_hold_events('hold_created', v_hold_ids, null);
+  perform from send_job_hold_group_expire(jsonb_build_object('hold_group_id', p_group.id) || job_trace(),
+                                          p_group.hold_expiry_at);
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.hold_group_json(p_group_id uuid)
  RETURNS jsonb
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
 AS $function$
-  select jsonb_build_object(
-    'read_at', now(),
-    'group', to_jsonb(g),
-    'holds', (select jsonb_agg(jsonb_build_object('hold', to_jsonb(h), 'booking', to_jsonb(b)) order by h.item_index)
-                from holds h left join bookings b on b.hold_id = h.id
-               where h.hold_group_id = g.id))
-    from hold_groups g where g.id = p_group_id
+begin
+  return (
+    select jsonb_build_object(
+      'read_at', now(),
+      'group', to_jsonb(g),
+      'holds', (select jsonb_agg(jsonb_build_object('hold', to_jsonb(h), 'booking', to_jsonb(b)) order by h.item_index)
+                  from holds h left join bookings b on b.hold_id = h.id
+                 where h.hold_group_id = g.id))
+      from hold_groups g where g.id = p_group_id
+  );
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.hold_is_expired(h holds)
@@ -763,19 +808,26 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.lock_reservation_windows(p_units uuid[], p_during tstzrange)
  RETURNS void
- LANGUAGE sql
+ LANGUAGE plpgsql
 AS $function$
-  select take_advisory_locks(array(select reservation_window_locks(p_units, p_during)))
+begin
+  -- (In FROM, an SQL set-returning function is inlined into the query rather than run apart.)
+  perform take_advisory_locks(array(select k from reservation_window_locks(p_units, p_during) k));
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.membership_discount(p_venue_id uuid, p_customer_phone text)
  RETURNS integer
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
 AS $function$
-  select coalesce(max(m.discount_percent), 0) from memberships m
-   where m.venue_id = p_venue_id and m.customer_phone = p_customer_phone
-     and (m.expires_at is null or m.expires_at > now())
+begin
+  return (
+    select coalesce(max(m.discount_percent), 0) from memberships m
+     where m.venue_id = p_venue_id and m.customer_phone = p_customer_phone
+       and (m.expires_at is null or m.expires_at > now())
+  );
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.place_hold(p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid, p_start timestamp with time zone, p_minutes integer, p_customer_phone text, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
@@ -800,7 +852,7 @@ declare
   v_bookable boolean;
   v_full_price integer;
   v_discount integer;
-  v_live uuid[];
+  v_conflict text;
   v_overdue uuid[];
   v_hold holds;
   v_used idempotency_keys;
@@ -839,20 +891,15 @@ begin
   if not v_bookable then
     raise exception using errcode = 'PB000', message = 'not_bookable';
   end if;
-  select coalesce(max(m.discount_percent), 0) into v_discount from memberships m
-    where m.venue_id = v_venue.id and m.customer_phone = p_customer_phone
-      and (m.expires_at is null or m.expires_at > now());
+  v_discount := membership_discount(v_venue.id, p_customer_phone);
 
   v_units := resource_units(v_resource.id);
   perform lock_reservation_windows(v_units, tstzrange(p_start, v_end));
-  select array_agg(distinct r.resource_id) filter (where reservation_is_live(r)),
-         array_agg(distinct r.hold_id) filter (where reservation_is_overdue(r))
-    into v_live, v_overdue
-    from reservations r
-    where r.active and r.unit_id = any (v_units) and r.during && tstzrange(p_start, v_end);
-  if v_live is not null then
+  select c.conflict, c.overdue into v_conflict, v_overdue
+    from window_claims(v_resource.id, v_units, tstzrange(p_start, v_end)) c;
+  if v_conflict is not null then
     raise exception using errcode = 'PB000',
-      message = case when v_resource.id = any (v_live) then 'slot_taken' else 'transformation_conflict' end;
+      message = case v_conflict when 'TAKEN' then 'slot_taken' else 'transformation_conflict' end;
   end if;
   if v_overdue is not null then
     -- A hold past its expiry blocks nobody; the caller expires it (as its job would) and retries.
@@ -896,6 +943,9 @@ declare
   v_reasons text[] := '{}';
   v_keys bigint[] := '{}';
   v_overdue uuid[] := '{}';
+  v_conflict text;
+  v_in_the_way uuid[];
+  v_prices integer[];
   v_group hold_groups;
   i integer;
 begin
@@ -959,8 +1009,8 @@ begin
     v_reasons := v_reasons || window_rule_refusal(v_venue, v_resource, v_starts[i + 1], v_minutes[i + 1],
                                                   v_venue.max_advance_days);
     if v_reasons[i + 1] is null then
-      v_keys := v_keys || array(select reservation_window_locks(resource_units(v_resource.id),
-                                  tstzrange(v_starts[i + 1], v_starts[i + 1] + make_interval(mins => v_minutes[i + 1]))));
+      v_keys := v_keys || array(select k from reservation_window_locks(resource_units(v_resource.id),
+                                  tstzrange(v_starts[i + 1], v_starts[i + 1] + make_interval(mins => v_minutes[i + 1]))) k);
     end if;
   end loop;
 
@@ -968,10 +1018,11 @@ begin
   perform take_advisory_locks(v_keys);
   for i in 1 .. v_count loop
     continue when v_reasons[i] is not null;
-    v_reasons[i] := window_conflict(v_resources[i], resource_units(v_resources[i]),
-                                    tstzrange(v_starts[i], v_starts[i] + make_interval(mins => v_minutes[i])));
-    v_overdue := v_overdue || coalesce(window_overdue_holds(resource_units(v_resources[i]),
-                   tstzrange(v_starts[i], v_starts[i] + make_interval(mins => v_minutes[i]))), '{}');
+    select c.conflict, c.overdue into v_conflict, v_in_the_way
+      from window_claims(v_resources[i], resource_units(v_resources[i]),
+                         tstzrange(v_starts[i], v_starts[i] + make_interval(mins => v_minutes[i]))) c;
+    v_reasons[i] := v_conflict;
+    v_overdue := v_overdue || coalesce(v_in_the_way, '{}');
   end loop;
   if exists (select from unnest(v_reasons) r where r is not null) then
     raise exception using errcode = 'PB000', message = 'items_refused',
@@ -982,34 +1033,17 @@ begin
     raise exception using errcode = 'PB000', message = 'overdue', detail = array_to_string(v_overdue, ',');
   end if;
 
-  -- Every item held, as one group.
+  -- Every item held, as one group (hold_group_items()).
   v_discount := membership_discount(v_venue.id, p_customer_phone);
+  v_prices := array(select window_price(v_venue, r, x.start, x.minutes, v_discount)
+                      from unnest(v_resources, v_starts, v_minutes) with ordinality as x(resource_id, start, minutes, n)
+                      join resources r on r.id = x.resource_id
+                     order by x.n);
   insert into hold_groups (partner_id, venue_id, hold_expiry_at, price_rupees, customer_phone)
-    values (p_partner_id, v_venue.id, now() + make_interval(secs => v_venue.hold_seconds), 0, p_customer_phone)
+    values (p_partner_id, v_venue.id, now() + make_interval(secs => v_venue.hold_seconds),
+            (select sum(p) from unnest(v_prices) p), p_customer_phone)
     returning * into v_group;
-  with item as (
-    select x.n - 1 as item_index, r as resource, x.start, x.minutes
-      from unnest(v_resources, v_starts, v_minutes) with ordinality as x(resource_id, start, minutes, n)
-      join resources r on r.id = x.resource_id
-  ), held as (
-    insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
-                       price_rupees, customer_phone, discount_percent, hold_group_id, item_index)
-    select p_partner_id, v_venue.id, (i.resource).id, slot_id((i.resource).id, i.start), i.start,
-           i.start + make_interval(mins => i.minutes), v_group.hold_expiry_at,
-           window_price(v_venue, i.resource, i.start, i.minutes, v_discount), p_customer_phone, v_discount,
-           v_group.id, i.item_index
-      from item i
-    returning *
-  )
-  insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
-  select h.id, u, h.resource_id, tstzrange(h.slot_start, h.slot_end), h.hold_expiry_at
-    from held h, unnest(resource_units(h.resource_id)) u;
-  update hold_groups g set price_rupees = (select sum(h.price_rupees) from holds h where h.hold_group_id = g.id)
-   where g.id = v_group.id;
-  perform record_hold_event(h, 'hold_created', null)
-     from holds h where h.hold_group_id = v_group.id order by h.item_index;
-  perform from send_job_hold_group_expire(jsonb_build_object('hold_group_id', v_group.id) || job_trace(),
-                                          v_group.hold_expiry_at);
+  perform hold_group_items(v_group, v_resources, v_starts, v_minutes, v_prices, v_discount);
 
   replayed := false;
   result := hold_group_json(v_group.id);
@@ -1056,6 +1090,25 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.publish_events(p_event_ids uuid[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+begin
+  insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at, trace)
+  select e.id, s.id, s.partner_id, gen_random_uuid(), now(), nullif(current_setting('booking.trace', true), '')
+    from events e
+    join venue_grants g on g.venue_id = e.venue_id
+    join webhook_subscriptions s on s.partner_id = g.partner_id
+   where e.id = any (p_event_ids) and s.is_active and e.event_type = any (s.event_types)
+     and venue_authorized(g.partner_id, e.venue_id)
+  on conflict (event_id, subscription_id) do nothing;
+  if found then
+    perform pg_notify('webhook_attempts_due', '');
+  end if;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.queue_delivery_attempt(p_delivery_id uuid, p_attempt_id uuid)
  RETURNS void
  LANGUAGE plpgsql
@@ -1079,6 +1132,21 @@ AS $function$
   select record_event(p_type, r.venue_id, r.partner_id, r.hold_id, r.id, r.slot_id, booking_event_details(r), p_trace)
 $function$;
 
+CREATE OR REPLACE FUNCTION public.record_booking_events(p_type text, p_booking_ids uuid[], p_trace text)
+ RETURNS uuid[]
+ LANGUAGE plpgsql
+AS $function$
+begin
+  return record_events(p_type,
+    (select jsonb_agg(jsonb_build_object('venue_id', b.venue_id, 'partner_id', b.partner_id, 'hold_id', b.hold_id,
+                                         'booking_id', b.id, 'slot_id', b.slot_id,
+                                         'details', booking_event_details(b))
+                      order by x.n)
+       from unnest(p_booking_ids) with ordinality as x(booking_id, n) join bookings b on b.id = x.booking_id),
+    p_trace);
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.record_event(p_type text, p_venue_id uuid, p_partner_id uuid, p_hold_id uuid, p_booking_id uuid, p_slot_id uuid, p_details jsonb, p_trace text DEFAULT NULL::text)
  RETURNS uuid
  LANGUAGE plpgsql
@@ -1097,6 +1165,31 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.record_events(p_type text, p_drafts jsonb, p_trace text)
+ RETURNS uuid[]
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_ids uuid[];
+begin
+  if p_trace is not null then
+    perform set_config('booking.trace', p_trace, true);
+  end if;
+  -- Rows are numbered in the order of the select, so seq follows the drafts' order.
+  with recorded as (
+    insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
+    select p_type, (d ->> 'venue_id')::uuid, (d ->> 'partner_id')::uuid, (d ->> 'hold_id')::uuid,
+           (d ->> 'booking_id')::uuid, (d ->> 'slot_id')::uuid, d -> 'details'
+      from jsonb_array_elements(p_drafts) with ordinality as x(d, n)
+     order by x.n
+    returning id, seq
+  )
+  select array_agg(r.id order by r.seq) into v_ids from recorded r;
+  perform publish_events(v_ids);
+  return coalesce(v_ids, '{}');
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.record_hold_event(h holds, p_type text)
  RETURNS uuid
  LANGUAGE sql
@@ -1109,6 +1202,20 @@ CREATE OR REPLACE FUNCTION public.record_hold_event(r holds, p_type text, p_trac
  LANGUAGE sql
 AS $function$
   select record_event(p_type, r.venue_id, r.partner_id, r.id, null, r.slot_id, hold_event_details(r), p_trace)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.record_hold_events(p_type text, p_hold_ids uuid[], p_trace text)
+ RETURNS uuid[]
+ LANGUAGE plpgsql
+AS $function$
+begin
+  return record_events(p_type,
+    (select jsonb_agg(jsonb_build_object('venue_id', h.venue_id, 'partner_id', h.partner_id, 'hold_id', h.id,
+                                         'slot_id', h.slot_id, 'details', hold_event_details(h))
+                      order by x.n)
+       from unnest(p_hold_ids) with ordinality as x(hold_id, n) join holds h on h.id = x.hold_id),
+    p_trace);
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.record_waitlist_event(w waitlist_entries, p_window_start timestamp with time zone, p_window_end timestamp with time zone, p_price integer, p_trace text DEFAULT NULL::text)
@@ -1579,47 +1686,45 @@ select s.id, lower(s.during), upper(s.during),
 from s
 $function$;
 
-CREATE OR REPLACE FUNCTION public.window_conflict(p_resource_id uuid, p_units uuid[], p_during tstzrange)
- RETURNS text
- LANGUAGE sql
+CREATE OR REPLACE FUNCTION public.window_claims(p_resource_id uuid, p_units uuid[], p_during tstzrange, OUT conflict text, OUT overdue uuid[])
+ RETURNS record
+ LANGUAGE plpgsql
  STABLE
 AS $function$
-  select case when bool_or(r.resource_id = p_resource_id) then 'TAKEN'
-              when count(*) > 0 then 'TRANSFORMATION_CONFLICT' end
+begin
+  select case when bool_or(r.resource_id = p_resource_id and reservation_is_live(r)) then 'TAKEN'
+              when bool_or(reservation_is_live(r)) then 'TRANSFORMATION_CONFLICT' end,
+         array_agg(distinct r.hold_id) filter (where reservation_is_overdue(r))
+    into conflict, overdue
     from reservations r
-   where r.active and r.unit_id = any (p_units) and r.during && p_during and reservation_is_live(r)
-$function$;
-
-CREATE OR REPLACE FUNCTION public.window_overdue_holds(p_units uuid[], p_during tstzrange)
- RETURNS uuid[]
- LANGUAGE sql
- STABLE
-AS $function$
-  select array_agg(distinct r.hold_id)
-    from reservations r
-   where r.active and r.unit_id = any (p_units) and r.during && p_during and reservation_is_overdue(r)
+   where r.active and r.unit_id = any (p_units) and r.during && p_during;
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.window_price(p_venue venues, p_resource resources, p_start timestamp with time zone, p_minutes integer, p_discount integer)
  RETURNS integer
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
 AS $function$
-  with slot as (
-    select s as slot_start, (s at time zone p_venue.timezone) as local_start
-      from generate_series(p_start, p_start + make_interval(mins => p_minutes - p_resource.duration_minutes),
-                           make_interval(mins => p_resource.duration_minutes)) s
-  )
-  select round((sum(coalesce((
-           select pr.price_rupees from price_rules pr
-            where pr.resource_id = p_resource.id
-              and (pr.on_date is null or pr.on_date = s.local_start::date)
-              and (pr.days is null or extract(isodow from s.local_start::date)::smallint = any (pr.days))
-              and (pr.from_time is null
-                   or (s.local_start::time >= pr.from_time and s.local_start::time < pr.to_time))
-            order by pr.specificity desc, pr.created_at desc, pr.id desc
-            limit 1), p_resource.price_rupees)) * (100 - p_discount))::numeric / 100)::integer
-    from slot s
+begin
+  return (
+    with slot as (
+      select s as slot_start, (s at time zone p_venue.timezone) as local_start
+        from generate_series(p_start, p_start + make_interval(mins => p_minutes - p_resource.duration_minutes),
+                             make_interval(mins => p_resource.duration_minutes)) s
+    )
+    select round((sum(coalesce((
+             select pr.price_rupees from price_rules pr
+              where pr.resource_id = p_resource.id
+                and (pr.on_date is null or pr.on_date = s.local_start::date)
+                and (pr.days is null or extract(isodow from s.local_start::date)::smallint = any (pr.days))
+                and (pr.from_time is null
+                     or (s.local_start::time >= pr.from_time and s.local_start::time < pr.to_time))
+              order by pr.specificity desc, pr.created_at desc, pr.id desc
+              limit 1), p_resource.price_rupees)) * (100 - p_discount))::numeric / 100)::integer
+      from slot s
+  );
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.window_rule_refusal(p_venue venues, p_resource resources, p_start timestamp with time zone, p_minutes integer, p_advance_days integer)

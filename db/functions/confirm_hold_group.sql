@@ -14,7 +14,7 @@
 -- from. Otherwise every booking is paid. The result, stored under the key, is the group as it now
 -- is (hold_group_json()) with `package_credits_consumed`: N or 0 when the request asked, else null.
 --
--- requires: claim_idempotency_key, venue_authorized, hold_is_intact, record_booking_event,
+-- requires: claim_idempotency_key, venue_authorized, hold_is_intact, record_booking_events,
 --   hold_group_json
 create or replace function confirm_hold_group(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_group_id uuid, p_payment_reference text,
@@ -29,7 +29,10 @@ declare
   v_take boolean := false;
   v_hold holds;
   v_purchase uuid;
-  v_booking bookings;
+  v_booking_id uuid;
+  v_booking_ids uuid[] := '{}';
+  v_reservation bigint;
+  v_hold_ids uuid[];
 begin
   if p_trace is not null then
     perform set_config('booking.trace', p_trace, true);
@@ -56,17 +59,19 @@ begin
   if v_group.status = 'EXPIRED' or v_group.hold_expiry_at <= now() then
     raise exception using errcode = 'PB000', message = 'hold_expired';
   end if;
-  perform from holds h where h.hold_group_id = v_group.id order by h.item_index for update;
-  if exists (select from holds h where h.hold_group_id = v_group.id and not hold_is_intact(h)) then
+  -- The group's holds, locked, in item order. Read by id from here on: a group's holds are few,
+  -- and the plans stay index lookups however the table's statistics guess.
+  v_hold_ids := array(select h.id from holds h where h.hold_group_id = v_group.id order by h.item_index for update);
+  if exists (select from holds h where h.id = any (v_hold_ids) and not hold_is_intact(h)) then
     raise exception using errcode = 'PB000', message = 'double_booking';
   end if;
   -- A member's price is for that member (CONTRACT.md, "Hardening answers").
-  if exists (select from holds h where h.hold_group_id = v_group.id
+  if exists (select from holds h where h.id = any (v_hold_ids)
                 and h.discount_percent > 0 and p_customer_phone is distinct from h.customer_phone) then
     raise exception using errcode = 'PB000', message = 'not_the_member';
   end if;
 
-  select count(*) into v_count from holds h where h.hold_group_id = v_group.id;
+  v_count := cardinality(v_hold_ids);
   if p_use_package_credit then
     -- Locked first, so the count stands until the credits are taken.
     perform from package_purchases pp
@@ -79,7 +84,17 @@ begin
                   and pp.customer_phone = p_customer_phone and pp.expires_at > now()) >= v_count;
   end if;
 
-  for v_hold in select h.* from holds h where h.hold_group_id = v_group.id order by h.item_index loop
+  -- The reservations become booked one by one in unit, then time, order: each adds its window to
+  -- the booked time of its unit and UTC day (booked_time, a row per unit and day), and writers that
+  -- update those rows in one order never deadlock. (In item order, two groups confirming windows of
+  -- the same courts on one day in opposite orders did, and waited deadlock_timeout for it.)
+  for v_reservation in
+    select r.id from reservations r where r.hold_id = any (v_hold_ids) and r.active order by r.unit_id, lower(r.during)
+  loop
+    update reservations set expires_at = null where id = v_reservation;
+  end loop;
+  update holds set status = 'CONFIRMED', updated_at = now() where id = any (v_hold_ids);
+  for v_hold in select h.* from holds h where h.id = any (v_hold_ids) order by h.item_index loop
     v_purchase := null;
     if v_take then
       update package_purchases p set credits_remaining = p.credits_remaining - 1
@@ -91,8 +106,6 @@ begin
        where p.id = c.id
        returning p.id into v_purchase;
     end if;
-    update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
-    update reservations set expires_at = null where hold_id = v_hold.id;
     insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
                           payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
                           customer_email, hold_group_id, series_id)
@@ -100,9 +113,10 @@ begin
               v_hold.slot_end, v_hold.price_rupees, p_payment_reference,
               case when v_purchase is not null then 'package' end, v_purchase, p_customer_name, p_customer_phone,
               p_customer_email, v_group.id, v_group.series_id)
-      returning * into v_booking;
-    perform record_booking_event(v_booking, 'booking_created', null);
+      returning id into v_booking_id;
+    v_booking_ids := v_booking_ids || v_booking_id;
   end loop;
+  perform record_booking_events('booking_created', v_booking_ids, null);
   update hold_groups set status = 'CONFIRMED', confirmed_at = now(), updated_at = now() where id = v_group.id;
 
   replayed := false;

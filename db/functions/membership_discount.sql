@@ -1,8 +1,14 @@
 -- membership_discount(venue, phone): the percent a customer's membership takes off at the venue now:
 -- the best of their memberships there that have not expired, 0 without one (or without a phone).
+--
+-- (PL/pgSQL, not SQL: its plan is kept for the session rather than made again at every call.)
 create or replace function membership_discount(p_venue_id uuid, p_customer_phone text) returns integer
-language sql stable as $$
-  select coalesce(max(m.discount_percent), 0) from memberships m
-   where m.venue_id = p_venue_id and m.customer_phone = p_customer_phone
-     and (m.expires_at is null or m.expires_at > now())
+language plpgsql stable as $$
+begin
+  return (
+    select coalesce(max(m.discount_percent), 0) from memberships m
+     where m.venue_id = p_venue_id and m.customer_phone = p_customer_phone
+       and (m.expires_at is null or m.expires_at > now())
+  );
+end
 $$;

@@ -4,12 +4,13 @@
 -- - claims the idempotency key (claim_idempotency_key()); a key already used returns its record
 --   instead (replayed), and the API answers from it (api/idempotency.ts);
 -- - reads the venue (the partner's, not archived), the resource, and the grid slots the hold covers
---   with their prices and rules (venue_slots()), and the customer's membership discount;
+--   with their prices and rules (venue_slots()), and the customer's membership discount
+--   (membership_discount());
 -- - orders itself behind writers of overlapping windows (lock_reservation_windows()), then reads the
---   overlapping reservations in a fresh snapshot: a live one refuses the hold (slot_taken, or
---   transformation_conflict when it is another resource's sharing a unit), an overdue one (a hold
---   past its expiry, not yet expired) is refused as `overdue` with the holds' ids, which the caller
---   expires as their job would and then places the hold again;
+--   overlapping reservations in a fresh snapshot (window_claims()): a live one refuses the hold
+--   (slot_taken, or transformation_conflict when it is another resource's sharing a unit), an
+--   overdue one (a hold past its expiry, not yet expired) is refused as `overdue` with the holds'
+--   ids, which the caller expires as their job would and then places the hold again;
 -- - inserts the hold and its reservations (the exclusion constraint has the last word), records
 --   hold_created, sends the hold's expiry job (send_job_hold_expire(), pg-boss's own send), and
 --   stores the hold under the key.
@@ -18,9 +19,8 @@
 -- nothing behind. `p_trace` (the request's trace and id, as JSON) goes to the event's deliveries and
 -- the expiry job.
 --
--- requires: claim_idempotency_key, authorized_venues, venue_slots, resource_units,
---   lock_reservation_windows, reservation_is_live, reservation_is_overdue, slot_id, record_hold_event,
---   job_trace
+-- requires: claim_idempotency_key, authorized_venues, venue_slots, membership_discount, resource_units,
+--   lock_reservation_windows, window_claims, slot_id, record_hold_event, job_trace
 create or replace function place_hold(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid,
   p_start timestamptz, p_minutes integer, p_customer_phone text,
@@ -37,7 +37,7 @@ declare
   v_bookable boolean;
   v_full_price integer;
   v_discount integer;
-  v_live uuid[];
+  v_conflict text;
   v_overdue uuid[];
   v_hold holds;
   v_used idempotency_keys;
@@ -76,20 +76,15 @@ begin
   if not v_bookable then
     raise exception using errcode = 'PB000', message = 'not_bookable';
   end if;
-  select coalesce(max(m.discount_percent), 0) into v_discount from memberships m
-    where m.venue_id = v_venue.id and m.customer_phone = p_customer_phone
-      and (m.expires_at is null or m.expires_at > now());
+  v_discount := membership_discount(v_venue.id, p_customer_phone);
 
   v_units := resource_units(v_resource.id);
   perform lock_reservation_windows(v_units, tstzrange(p_start, v_end));
-  select array_agg(distinct r.resource_id) filter (where reservation_is_live(r)),
-         array_agg(distinct r.hold_id) filter (where reservation_is_overdue(r))
-    into v_live, v_overdue
-    from reservations r
-    where r.active and r.unit_id = any (v_units) and r.during && tstzrange(p_start, v_end);
-  if v_live is not null then
+  select c.conflict, c.overdue into v_conflict, v_overdue
+    from window_claims(v_resource.id, v_units, tstzrange(p_start, v_end)) c;
+  if v_conflict is not null then
     raise exception using errcode = 'PB000',
-      message = case when v_resource.id = any (v_live) then 'slot_taken' else 'transformation_conflict' end;
+      message = case v_conflict when 'TAKEN' then 'slot_taken' else 'transformation_conflict' end;
   end if;
   if v_overdue is not null then
     -- A hold past its expiry blocks nobody; the caller expires it (as its job would) and retries.

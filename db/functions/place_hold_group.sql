@@ -10,20 +10,19 @@
 -- 4. every item is judged, each for the first reason that applies: UNKNOWN_RESOURCE, then the
 --    venue's rules (window_rule_refusal()), then, once the windows of every item are locked in one
 --    ascending order (take_advisory_locks(): two groups sharing windows in opposite item order
---    queue, never deadlock), TAKEN or TRANSFORMATION_CONFLICT (window_conflict()). Any refusal
+--    queue, never deadlock), TAKEN or TRANSFORMATION_CONFLICT (window_claims()). Any refusal
 --    refuses the whole request: `items_refused`, detail a JSON array of {item, reason}, nothing
 --    held, no event, no key. Holds past their expiry in the way are `overdue` (detail their ids):
 --    the caller expires them, as their job would, and calls again.
 --
--- Then every item becomes an ordinary hold of the group (item order, one expiry for all: the
--- venue's hold_seconds from now), with its reservations, price (window_price(), the customer's
--- membership discount applied) and hold_created; the group has one expiry job
--- (send_job_hold_group_expire()). The result, stored under the key, is the group and its holds.
+-- Then every item becomes an ordinary hold of the group (hold_group_items(): item order, one expiry
+-- for all, the venue's hold_seconds from now), priced by window_price() with the customer's
+-- membership discount. The result, stored under the key, is the group and its holds.
 -- Items are JSON `{resource_id, slot_start, slot_duration_minutes}`, checked for shape by the API.
 --
 -- requires: resource_units, venue_authorized, authorized_venues, claim_idempotency_key, window_rule_refusal,
---   reservation_window_locks, take_advisory_locks, window_conflict, window_overdue_holds,
---   window_price, membership_discount, slot_id, record_hold_event, job_trace, hold_group_json
+--   reservation_window_locks, take_advisory_locks, window_claims,
+--   window_price, membership_discount, hold_group_items, hold_group_json
 create or replace function place_hold_group(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_items jsonb,
   p_customer_phone text,
@@ -45,6 +44,9 @@ declare
   v_reasons text[] := '{}';
   v_keys bigint[] := '{}';
   v_overdue uuid[] := '{}';
+  v_conflict text;
+  v_in_the_way uuid[];
+  v_prices integer[];
   v_group hold_groups;
   i integer;
 begin
@@ -108,8 +110,8 @@ begin
     v_reasons := v_reasons || window_rule_refusal(v_venue, v_resource, v_starts[i + 1], v_minutes[i + 1],
                                                   v_venue.max_advance_days);
     if v_reasons[i + 1] is null then
-      v_keys := v_keys || array(select reservation_window_locks(resource_units(v_resource.id),
-                                  tstzrange(v_starts[i + 1], v_starts[i + 1] + make_interval(mins => v_minutes[i + 1]))));
+      v_keys := v_keys || array(select k from reservation_window_locks(resource_units(v_resource.id),
+                                  tstzrange(v_starts[i + 1], v_starts[i + 1] + make_interval(mins => v_minutes[i + 1]))) k);
     end if;
   end loop;
 
@@ -117,10 +119,11 @@ begin
   perform take_advisory_locks(v_keys);
   for i in 1 .. v_count loop
     continue when v_reasons[i] is not null;
-    v_reasons[i] := window_conflict(v_resources[i], resource_units(v_resources[i]),
-                                    tstzrange(v_starts[i], v_starts[i] + make_interval(mins => v_minutes[i])));
-    v_overdue := v_overdue || coalesce(window_overdue_holds(resource_units(v_resources[i]),
-                   tstzrange(v_starts[i], v_starts[i] + make_interval(mins => v_minutes[i]))), '{}');
+    select c.conflict, c.overdue into v_conflict, v_in_the_way
+      from window_claims(v_resources[i], resource_units(v_resources[i]),
+                         tstzrange(v_starts[i], v_starts[i] + make_interval(mins => v_minutes[i]))) c;
+    v_reasons[i] := v_conflict;
+    v_overdue := v_overdue || coalesce(v_in_the_way, '{}');
   end loop;
   if exists (select from unnest(v_reasons) r where r is not null) then
     raise exception using errcode = 'PB000', message = 'items_refused',
@@ -131,34 +134,17 @@ begin
     raise exception using errcode = 'PB000', message = 'overdue', detail = array_to_string(v_overdue, ',');
   end if;
 
-  -- Every item held, as one group.
+  -- Every item held, as one group (hold_group_items()).
   v_discount := membership_discount(v_venue.id, p_customer_phone);
+  v_prices := array(select window_price(v_venue, r, x.start, x.minutes, v_discount)
+                      from unnest(v_resources, v_starts, v_minutes) with ordinality as x(resource_id, start, minutes, n)
+                      join resources r on r.id = x.resource_id
+                     order by x.n);
   insert into hold_groups (partner_id, venue_id, hold_expiry_at, price_rupees, customer_phone)
-    values (p_partner_id, v_venue.id, now() + make_interval(secs => v_venue.hold_seconds), 0, p_customer_phone)
+    values (p_partner_id, v_venue.id, now() + make_interval(secs => v_venue.hold_seconds),
+            (select sum(p) from unnest(v_prices) p), p_customer_phone)
     returning * into v_group;
-  with item as (
-    select x.n - 1 as item_index, r as resource, x.start, x.minutes
-      from unnest(v_resources, v_starts, v_minutes) with ordinality as x(resource_id, start, minutes, n)
-      join resources r on r.id = x.resource_id
-  ), held as (
-    insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
-                       price_rupees, customer_phone, discount_percent, hold_group_id, item_index)
-    select p_partner_id, v_venue.id, (i.resource).id, slot_id((i.resource).id, i.start), i.start,
-           i.start + make_interval(mins => i.minutes), v_group.hold_expiry_at,
-           window_price(v_venue, i.resource, i.start, i.minutes, v_discount), p_customer_phone, v_discount,
-           v_group.id, i.item_index
-      from item i
-    returning *
-  )
-  insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
-  select h.id, u, h.resource_id, tstzrange(h.slot_start, h.slot_end), h.hold_expiry_at
-    from held h, unnest(resource_units(h.resource_id)) u;
-  update hold_groups g set price_rupees = (select sum(h.price_rupees) from holds h where h.hold_group_id = g.id)
-   where g.id = v_group.id;
-  perform record_hold_event(h, 'hold_created', null)
-     from holds h where h.hold_group_id = v_group.id order by h.item_index;
-  perform from send_job_hold_group_expire(jsonb_build_object('hold_group_id', v_group.id) || job_trace(),
-                                          v_group.hold_expiry_at);
+  perform hold_group_items(v_group, v_resources, v_starts, v_minutes, v_prices, v_discount);
 
   replayed := false;
   result := hold_group_json(v_group.id);

@@ -1,9 +1,17 @@
--- record_event(type, venue, partner, hold, booking, slot, details, trace): the one way an event is
--- recorded, from SQL and TypeScript alike (db/rules/events.ts): the row, and its publication
--- (publish_event()), in the caller's transaction, so an event exists if and only if its change
--- committed, and every event has its deliveries. `p_trace` (the request's or job's, as JSON) is
--- set for the rest of the transaction first: the deliveries and the jobs sent after carry it.
--- Partners see the event as db/rules/event-payload.ts shapes it. Its id.
+-- record_event(type, venue, partner, hold, booking, slot, details, trace) and record_events(type,
+-- drafts, trace): the one way events are recorded, from SQL and TypeScript alike
+-- (db/rules/events.ts): the rows, and their publication (publish_event(), publish_events()), in the
+-- caller's transaction, so an event exists if and only if its change committed, and every event has
+-- its deliveries. `p_trace` (the request's or job's, as JSON) is set for the rest of the transaction
+-- first: the deliveries and the jobs sent after carry it. Partners see an event as
+-- db/rules/event-payload.ts shapes it.
+--
+-- record_event() records one event, by statements whose plans are kept for the session; its id.
+-- record_events() records a set (a hold group's: one per hold) in one insert and one publication,
+-- one row per draft of `p_drafts` (a JSON array of `{venue_id, partner_id, hold_id, booking_id,
+-- slot_id, details}`), in their order (the events' seq follows it); their ids, in order.
+-- record_hold_event(s)(), record_booking_event(s)() and record_waitlist_event() say what each kind
+-- of event holds.
 --
 -- requires: publish_event
 create or replace function record_event(
@@ -22,5 +30,28 @@ begin
     returning id into v_id;
   perform publish_event(v_id);
   return v_id;
+end
+$$;
+
+create or replace function record_events(p_type text, p_drafts jsonb, p_trace text) returns uuid[]
+language plpgsql as $$
+declare
+  v_ids uuid[];
+begin
+  if p_trace is not null then
+    perform set_config('booking.trace', p_trace, true);
+  end if;
+  -- Rows are numbered in the order of the select, so seq follows the drafts' order.
+  with recorded as (
+    insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)
+    select p_type, (d ->> 'venue_id')::uuid, (d ->> 'partner_id')::uuid, (d ->> 'hold_id')::uuid,
+           (d ->> 'booking_id')::uuid, (d ->> 'slot_id')::uuid, d -> 'details'
+      from jsonb_array_elements(p_drafts) with ordinality as x(d, n)
+     order by x.n
+    returning id, seq
+  )
+  select array_agg(r.id order by r.seq) into v_ids from recorded r;
+  perform publish_events(v_ids);
+  return coalesce(v_ids, '{}');
 end
 $$;

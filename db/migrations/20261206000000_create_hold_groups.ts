@@ -37,11 +37,18 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  // The functions only the files create that take a hold group go first, with the table.
+  // The functions only the files create that take rows of a table (a hold group's, a venue's, a
+  // resource's) go first, so that this migration and those before can drop the tables.
   await knex.raw(`
     drop function if exists place_hold_group(text, uuid, text, text, uuid, jsonb, text);
     drop function if exists confirm_hold_group(text, uuid, text, text, uuid, text, text, text, text, boolean);
     drop function if exists hold_group_json(uuid);
+    drop function if exists hold_group_items(hold_groups, uuid[], timestamptz[], integer[], integer[], integer);
+    drop function if exists record_hold_events(text, uuid[], text);
+    drop function if exists record_booking_events(text, uuid[], text);
+    drop function if exists record_events(text, jsonb, text);
+    drop function if exists window_rule_refusal(venues, resources, timestamptz, integer, integer);
+    drop function if exists window_price(venues, resources, timestamptz, integer, integer);
     drop index bookings_series_idx;
     alter table bookings drop column series_id, drop column hold_group_id;
     drop index holds_group_idx;
