@@ -2,8 +2,9 @@
  * Recording events. Every change of a hold, a booking or a waitlist entry records its event in the
  * transaction that makes the change, so an event exists if and only if its change committed; and
  * an event is published (its deliveries made, each with its first attempt due) by the statement
- * that records it. There is one way to do both, from SQL and TypeScript alike: the functions of
- * `db/functions/record_event.sql` and its kin — `record_hold_event()`, `record_booking_event()`,
+ * that records it. There is one way to do both, from SQL and TypeScript alike: `record_event()` and
+ * `record_events()` (`db/functions/record_event.sql`: one event, or a set in one insert and one
+ * publication) and their kin — `record_hold_event(s)()`, `record_booking_event(s)()`,
  * `record_waitlist_event()` — which the hold and confirm functions call themselves, and which these
  * helpers call for the changes made from TypeScript. What each event says is defined there too
  * (`hold_event_details()`, `booking_event_details()`). test/db/event-recorder.test.ts checks that
@@ -29,13 +30,11 @@ export async function recordHoldEvents(
   holdIds: readonly string[],
 ): Promise<string[]> {
   if (holdIds.length === 0) return [];
-  const { rows } = await trx.raw<{ rows: { id: string }[] }>(
-    `select record_hold_event(h, ?, ?) as id
-       from unnest(?::uuid[]) with ordinality as x(hold_id, n) join holds h on h.id = x.hold_id
-      order by x.n`,
-    [type, traceSetting(), [...holdIds]],
+  const { rows } = await trx.raw<{ rows: { ids: string[] }[] }>(
+    'select record_hold_events(?, ?::uuid[], ?) as ids',
+    [type, [...holdIds], traceSetting()],
   );
-  return rows.map((row) => row.id);
+  return rows[0]!.ids;
 }
 
 /** As recordHoldEvent, for a booking. */

@@ -6,10 +6,11 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { createDb } from '../../db/postgres/knex.ts';
+import * as holdGroups from '../../db/queries/hold-groups.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { hold, makeBookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
-import { makePartner } from '../helpers/factories.ts';
+import { makePartner, makeResource } from '../helpers/factories.ts';
 import { confirmGroup, createGroup, itemOf, placeGroup, releaseGroup } from '../helpers/hold-groups.ts';
 import { startApp, type TestServer } from '../helpers/http.ts';
 
@@ -188,6 +189,21 @@ test('convertible whole against its parts across groups: one side wins, the othe
   t.is(await overlappingReservations(), 0);
 });
 
+test('10 parallel creates with one key and one body: one group, every answer the same 201', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const items = [await itemOf(db, w.venueId, w.court, 14), await itemOf(db, w.venueId, w.full, 14)];
+  const key = randomUUID();
+  const results = await Promise.all(
+    Array.from({ length: 10 }, (_, i) =>
+      createGroup(web(i), w.apiKey, { venue_id: w.venueId, items, idempotency_key: key }),
+    ),
+  );
+  t.deepEqual([...new Set(results.map((r) => r.status))], [201]);
+  t.is(new Set(results.map((r) => JSON.stringify(r.body))).size, 1);
+  t.is(Number((await db('hold_groups').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n), 1);
+});
+
 test('parallel confirms of one group: one key gives one set of bookings and the same answer; other keys get 409', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
@@ -218,4 +234,42 @@ test('parallel confirms of one group: one key gives one set of bookings and the 
     .whereIn('event_type', ['hold_cancelled'])
     .orWhereIn('booking_id', db('bookings').select('id').where({ hold_group_id: next.groupId }));
   t.is(events.length, 1, 'one event for the one change');
+});
+
+test('confirms of groups holding the same courts in opposite orders never deadlock: the booked time is written in one order', async (t) => {
+  const { db, url } = database();
+  const w = await makeBookingWorld(db);
+  const other = await makeResource(db, { venueId: w.venueId });
+  // The database function itself, without the API's retry of a lost race: a deadlock would throw.
+  const pools = [createDb(url, { poolMax: 1 }), createDb(url, { poolMax: 1 })];
+  const confirmOn = (i: number, groupId: string) =>
+    holdGroups.confirm(pools[i]!, {
+      partnerId: w.partnerId,
+      idempotencyKey: randomUUID(),
+      fingerprint: randomUUID(),
+      groupId,
+      paymentReference: 'p',
+      customerName: 'Asha Rao',
+      customerPhone: '+919812345678',
+      customerEmail: null,
+      usePackageCredit: null,
+    });
+  try {
+    for (let round = 0; round < 24; round++) {
+      const day = 1 + (round % 6);
+      const base = Math.floor(round / 6) * 4;
+      const at = (resource: string, n: number) =>
+        itemOf(db, w.venueId, resource, base + n, { daysAhead: day });
+      const a = await placeGroup(web(0), w, [await at(w.court, 0), await at(other, 1)]);
+      const b = await placeGroup(web(1), w, [await at(other, 2), await at(w.court, 3)]);
+      const results = await Promise.allSettled([confirmOn(0, a.groupId), confirmOn(1, b.groupId)]);
+      t.deepEqual(
+        results.map((r) => (r.status === 'fulfilled' ? 'confirmed' : String(r.reason))),
+        ['confirmed', 'confirmed'],
+        `round ${round}`,
+      );
+    }
+  } finally {
+    await Promise.all(pools.map((p) => p.destroy()));
+  }
 });

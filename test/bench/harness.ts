@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,7 +112,9 @@ export async function slotSupply(db: Knex, venueId: string): Promise<() => Slot>
 }
 
 /** `npm run web` as its own process on a free port. */
-export async function startWebProcess(url: string): Promise<{ base: string; stop(): Promise<void> }> {
+export async function startWebProcess(
+  url: string,
+): Promise<{ base: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   // BENCH_PROFILE=dir writes a CPU profile of the web process there (open it in Chrome DevTools).
   const profile = process.env.BENCH_PROFILE
@@ -136,6 +139,7 @@ export async function startWebProcess(url: string): Promise<{ base: string; stop
   }
   return {
     base,
+    pid: web.pid!,
     async stop() {
       web.kill('SIGTERM');
       await once(web, 'exit');
@@ -177,6 +181,34 @@ export function percentile(values: number[], p: number): number {
 /** Milliseconds since `start` (a process.hrtime.bigint()). */
 export function msSince(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux). */
+const TICKS = 100;
+
+/** CPU seconds a process has used so far (user + system), from /proc; 0 once it is gone. */
+async function processCpu(pid: number | string): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  // Fields after the command (which may hold spaces, so split after its closing parenthesis):
+  // utime, stime, cutime and cstime are the 14th to 17th fields of the line.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields.length > 14 ? fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0) / TICKS : 0;
+}
+
+/**
+ * CPU seconds used so far by the web process and by every PostgreSQL process of this machine
+ * (backends included; a bench's database server has nothing else to do): read before and after a
+ * run, the difference is the server's cost of the run. Linux only; NaN elsewhere.
+ */
+export async function serverCpuSeconds(webPid: number): Promise<{ web: number; postgres: number }> {
+  const pids = await readdir('/proc').catch(() => null);
+  if (!pids) return { web: NaN, postgres: NaN };
+  let postgres = 0;
+  for (const pid of pids.filter((p) => /^\d+$/.test(p))) {
+    const comm = await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '');
+    if (comm.trim() === 'postgres') postgres += await processCpu(pid);
+  }
+  return { web: await processCpu(webPid), postgres };
 }
 
 function freePort(): Promise<number> {

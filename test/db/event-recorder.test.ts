@@ -1,7 +1,7 @@
 /**
- * One way to record an event: `record_event()` (db/functions/record_event.sql), which the hold,
- * booking and waitlist recorders call, is the only code that writes to `events`, in SQL or
- * TypeScript. (That every recorded event is published — the deliveries its subscribers were owed,
+ * One way to record events: `record_event()` and `record_events()` (db/functions/record_event.sql,
+ * one event or a set), which the hold, booking and waitlist recorders call, are the only code that
+ * writes to `events`, in SQL or TypeScript. (That every recorded event is published — the deliveries its subscribers were owed,
  * each on its way — is checked after every test file, in test/helpers/database.ts.)
  */
 import test from 'ava';
@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ROOT } from '../helpers/processes.ts';
 
-test('nothing but record_event() writes to events', async (t) => {
+test('nothing but db/functions/record_event.sql writes to events', async (t) => {
   const writers: string[] = [];
   for (const room of ['api', 'db', 'workers']) {
     for (const file of await sources(path.join(ROOT, room))) {

@@ -60,7 +60,12 @@ async function backdate(d: Delivery, attemptId: string, seconds: number) {
 /** The lease of the test config's attempts (10 s timeout + margin), and then some. */
 const PAST_LEASE_SECONDS = 60;
 
-/** Takes over abandoned attempts as a dispatcher's sweep does; the statuses it moved deliveries to. */
+/**
+ * Takes over abandoned attempts as a dispatcher's sweep does; the statuses it moved deliveries to.
+ * A sweep looks at every delivery of the file's database, so the tests that sweep run one at a time
+ * (test.serial, before the others): run side by side, one test's sweep took over another's
+ * backdated attempt.
+ */
 const sweep = () => {
   const { db, config } = database();
   return deliveries.takeOverAbandoned(db, {
@@ -80,21 +85,24 @@ test('an attempt claimed by two workers at once is sent once', async (t) => {
   t.like(await d.state(), { status: 'delivered', attempts: 1 });
 });
 
-test('an attempt in flight is claimed by nobody else; once it is recorded nothing is left', async (t) => {
-  const { r, d } = await setUp(t);
-  const held = gate(r);
-  const plan = (await d.claim())!;
-  const first = d.finish(plan);
-  await waitFor(() => r.received.length === 1);
-  t.is(await d.claim(), undefined, 'in flight: not claimable');
-  t.deepEqual(await sweep(), [], 'within its lease: not taken over');
-  held.release(200);
-  t.like(await first, { recorded: true });
-  t.like(await d.state(), { status: 'delivered', attempts: 1 });
-  await d.makeDue();
-  t.is(await d.claim(), undefined, 'delivered: nothing to claim, even when due');
-  t.is(r.received.length, 1);
-});
+test.serial(
+  'an attempt in flight is claimed by nobody else; once it is recorded nothing is left',
+  async (t) => {
+    const { r, d } = await setUp(t);
+    const held = gate(r);
+    const plan = (await d.claim())!;
+    const first = d.finish(plan);
+    await waitFor(() => r.received.length === 1);
+    t.is(await d.claim(), undefined, 'in flight: not claimable');
+    t.deepEqual(await sweep(), [], 'within its lease: not taken over');
+    held.release(200);
+    t.like(await first, { recorded: true });
+    t.like(await d.state(), { status: 'delivered', attempts: 1 });
+    await d.makeDue();
+    t.is(await d.claim(), undefined, 'delivered: nothing to claim, even when due');
+    t.is(r.received.length, 1);
+  },
+);
 
 test('an attempt is not claimed before its time, and is claimed at it', async (t) => {
   const { db } = database();
@@ -118,7 +126,7 @@ test('an attempt is not claimed before its time, and is claimed at it', async (t
   );
 });
 
-test('a fifth attempt in flight is not dead-lettered, and its success counts', async (t) => {
+test.serial('a fifth attempt in flight is not dead-lettered, and its success counts', async (t) => {
   const { r, d } = await setUp(t);
   await failAttempts(d, r, MAX_ATTEMPTS - 1);
   await d.makeDue();
@@ -133,29 +141,32 @@ test('a fifth attempt in flight is not dead-lettered, and its success counts', a
   t.like(await d.state(), { status: 'delivered', attempts: MAX_ATTEMPTS, last_status_code: 200 });
 });
 
-test('a crashed attempt is taken over exactly once, after its lease, and the delivery moves on', async (t) => {
-  const { r, d } = await setUp(t);
-  // A worker claims the attempt and dies before sending: the attempt is in flight with no one on it.
-  const plan = (await d.claim())!;
-  t.deepEqual(await sweep(), [], 'within the lease: left alone');
-  await backdate(d, plan.attemptId, PAST_LEASE_SECONDS);
-  const swept = await Promise.all([sweep(), sweep(), sweep()]);
-  t.deepEqual(swept.flat(), ['failed'], 'taken over once');
-  t.is(r.received.length, 0, 'a takeover sends nothing itself');
-  const state = await d.state();
-  t.like(state, { status: 'failed', attempts: 1, last_error: ABANDONED_ATTEMPT, last_status_code: null });
-  t.truthy(state.next_attempt_id, 'the next attempt is named');
-  t.true(new Date(state.next_attempt_at).getTime() - Date.now() > 290_000, 'after the first retry delay');
-  const [abandoned] = await d.attempts();
-  t.like(abandoned, { id: plan.attemptId, error: ABANDONED_ATTEMPT });
-  t.truthy(abandoned.finished_at);
-  await d.runScheduled();
-  t.is(r.received.length, 1);
-  t.is(r.received[0]!.headers['x-delivery-attempt'], '2');
-  t.like(await d.state(), { status: 'delivered', attempts: 2 });
-});
+test.serial(
+  'a crashed attempt is taken over exactly once, after its lease, and the delivery moves on',
+  async (t) => {
+    const { r, d } = await setUp(t);
+    // A worker claims the attempt and dies before sending: the attempt is in flight with no one on it.
+    const plan = (await d.claim())!;
+    t.deepEqual(await sweep(), [], 'within the lease: left alone');
+    await backdate(d, plan.attemptId, PAST_LEASE_SECONDS);
+    const swept = await Promise.all([sweep(), sweep(), sweep()]);
+    t.deepEqual(swept.flat(), ['failed'], 'taken over once');
+    t.is(r.received.length, 0, 'a takeover sends nothing itself');
+    const state = await d.state();
+    t.like(state, { status: 'failed', attempts: 1, last_error: ABANDONED_ATTEMPT, last_status_code: null });
+    t.truthy(state.next_attempt_id, 'the next attempt is named');
+    t.true(new Date(state.next_attempt_at).getTime() - Date.now() > 290_000, 'after the first retry delay');
+    const [abandoned] = await d.attempts();
+    t.like(abandoned, { id: plan.attemptId, error: ABANDONED_ATTEMPT });
+    t.truthy(abandoned.finished_at);
+    await d.runScheduled();
+    t.is(r.received.length, 1);
+    t.is(r.received[0]!.headers['x-delivery-attempt'], '2');
+    t.like(await d.state(), { status: 'delivered', attempts: 2 });
+  },
+);
 
-test('a crashed fifth attempt is dead-lettered once; a late success of it still counts', async (t) => {
+test.serial('a crashed fifth attempt is dead-lettered once; a late success of it still counts', async (t) => {
   const { db } = database();
   const { r, d } = await setUp(t);
   await failAttempts(d, r, MAX_ATTEMPTS - 1);
