@@ -75,10 +75,12 @@ CREATE TABLE bookings (
   refund_reason text,
   hold_group_id uuid,
   series_id uuid,
+  series_occurrence_index smallint,
   CONSTRAINT bookings_pkey PRIMARY KEY (id),
   CONSTRAINT bookings_hold_id_key UNIQUE (hold_id),
   CONSTRAINT bookings_hold_group_id_fkey FOREIGN KEY (hold_group_id) REFERENCES hold_groups(id),
   CONSTRAINT bookings_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES holds(id),
+  CONSTRAINT bookings_series_id_fkey FOREIGN KEY (series_id) REFERENCES series(id),
   CONSTRAINT bookings_status_check CHECK ((status = ANY (ARRAY['BOOKED'::text, 'CANCELLED'::text, 'REFUNDED'::text])))
 );
 CREATE INDEX bookings_partner_booked_idx ON public.bookings USING btree (partner_id, booked_at DESC, id DESC);
@@ -123,6 +125,7 @@ CREATE TABLE hold_groups (
   expired_at timestamp with time zone,
   CONSTRAINT hold_groups_pkey PRIMARY KEY (id),
   CONSTRAINT hold_groups_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT hold_groups_series_id_fkey FOREIGN KEY (series_id) REFERENCES series(id) DEFERRABLE INITIALLY DEFERRED,
   CONSTRAINT hold_groups_venue_id_fkey FOREIGN KEY (venue_id) REFERENCES venues(id),
   CONSTRAINT hold_groups_status_check CHECK ((status = ANY (ARRAY['ACTIVE'::text, 'CONFIRMED'::text, 'CANCELLED'::text, 'EXPIRED'::text])))
 );
@@ -148,11 +151,15 @@ CREATE TABLE holds (
   discount_percent integer NOT NULL DEFAULT 0,
   hold_group_id uuid,
   item_index smallint,
+  series_id uuid,
+  series_occurrence_index smallint,
   CONSTRAINT holds_pkey PRIMARY KEY (id),
   CONSTRAINT holds_hold_group_id_fkey FOREIGN KEY (hold_group_id) REFERENCES hold_groups(id),
+  CONSTRAINT holds_series_id_fkey FOREIGN KEY (series_id) REFERENCES series(id),
   CONSTRAINT holds_check CHECK ((slot_start < slot_end)),
   CONSTRAINT holds_discount_percent_check CHECK (((discount_percent >= 0) AND (discount_percent <= 100))),
   CONSTRAINT holds_item_in_group CHECK (((hold_group_id IS NULL) = (item_index IS NULL))),
+  CONSTRAINT holds_occurrence_in_series CHECK (((series_id IS NULL) = (series_occurrence_index IS NULL))),
   CONSTRAINT holds_status_check CHECK ((status = ANY (ARRAY['ACTIVE'::text, 'CANCELLED'::text, 'EXPIRED'::text, 'CONFIRMED'::text])))
 );
 CREATE INDEX holds_group_idx ON public.holds USING btree (hold_group_id, item_index) WHERE (hold_group_id IS NOT NULL);
@@ -326,6 +333,51 @@ CREATE TABLE resources (
 );
 CREATE INDEX resources_venue_idx ON public.resources USING btree (venue_id);
 
+CREATE TABLE series (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  partner_id uuid NOT NULL,
+  venue_id uuid NOT NULL,
+  resource_id uuid NOT NULL,
+  hold_group_id uuid NOT NULL,
+  timezone text NOT NULL,
+  first_date date NOT NULL,
+  start_time time without time zone NOT NULL,
+  slot_duration_minutes integer NOT NULL,
+  count smallint NOT NULL,
+  interval_weeks smallint NOT NULL,
+  price_rupees integer NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT series_pkey PRIMARY KEY (id),
+  CONSTRAINT series_hold_group_id_key UNIQUE (hold_group_id),
+  CONSTRAINT series_hold_group_id_fkey FOREIGN KEY (hold_group_id) REFERENCES hold_groups(id),
+  CONSTRAINT series_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT series_resource_id_fkey FOREIGN KEY (resource_id) REFERENCES resources(id),
+  CONSTRAINT series_venue_id_fkey FOREIGN KEY (venue_id) REFERENCES venues(id),
+  CONSTRAINT series_count_check CHECK (((count >= 2) AND (count <= 26))),
+  CONSTRAINT series_interval_weeks_check CHECK (((interval_weeks >= 1) AND (interval_weeks <= 4))),
+  CONSTRAINT series_slot_duration_minutes_check CHECK (((slot_duration_minutes >= 15) AND (slot_duration_minutes <= 1440)))
+);
+CREATE INDEX series_partner_idx ON public.series USING btree (partner_id);
+
+CREATE TABLE series_occurrences (
+  series_id uuid NOT NULL,
+  occurrence_index smallint NOT NULL,
+  local_date date NOT NULL,
+  slot_start timestamp with time zone,
+  slot_end timestamp with time zone,
+  utc_offset text,
+  created_status text NOT NULL,
+  reason text,
+  price_rupees integer,
+  hold_id uuid,
+  CONSTRAINT series_occurrences_pkey PRIMARY KEY (series_id, occurrence_index),
+  CONSTRAINT series_occurrences_hold_id_key UNIQUE (hold_id),
+  CONSTRAINT series_occurrences_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES holds(id),
+  CONSTRAINT series_occurrences_series_id_fkey FOREIGN KEY (series_id) REFERENCES series(id),
+  CONSTRAINT series_occurrences_check CHECK (((created_status = 'HELD'::text) = (hold_id IS NOT NULL))),
+  CONSTRAINT series_occurrences_created_status_check CHECK ((created_status = ANY (ARRAY['HELD'::text, 'SKIPPED'::text, 'EXCLUDED'::text])))
+);
+
 CREATE TABLE venue_grants (
   partner_id uuid NOT NULL,
   venue_id uuid NOT NULL,
@@ -348,6 +400,7 @@ CREATE TABLE venues (
   status text NOT NULL DEFAULT 'active'::text,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  series_max_advance_days integer,
   CONSTRAINT venues_pkey PRIMARY KEY (id),
   CONSTRAINT venues_address_check CHECK (((length(address) >= 1) AND (length(address) <= 500))),
   CONSTRAINT venues_city_check CHECK (((length(city) >= 1) AND (length(city) <= 200))),
@@ -355,6 +408,7 @@ CREATE TABLE venues (
   CONSTRAINT venues_max_advance_days_check CHECK (((max_advance_days >= 0) AND (max_advance_days <= 730))),
   CONSTRAINT venues_min_lead_minutes_check CHECK (((min_lead_minutes >= 0) AND (min_lead_minutes <= 43200))),
   CONSTRAINT venues_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+  CONSTRAINT venues_series_max_advance_days_check CHECK (((series_max_advance_days >= 0) AND (series_max_advance_days <= 730))),
   CONSTRAINT venues_status_check CHECK ((status = ANY (ARRAY['active'::text, 'paused'::text, 'archived'::text])))
 );
 
@@ -454,6 +508,21 @@ AS $function$
   where g.partner_id = p_partner_id and v.status <> 'archived'
 $function$;
 
+CREATE OR REPLACE FUNCTION public.book_reservations(p_hold_ids uuid[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_id bigint;
+begin
+  for v_id in
+    select r.id from reservations r where r.hold_id = any (p_hold_ids) and r.active order by r.unit_id, lower(r.during)
+  loop
+    update reservations set expires_at = null where id = v_id;
+  end loop;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.booked_time_change(p_unit_id uuid, p_during tstzrange, p_add boolean)
  RETURNS void
  LANGUAGE plpgsql
@@ -489,6 +558,9 @@ AS $function$
     'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)
     || case when b.hold_group_id is null then '{}'::jsonb
             else jsonb_build_object('hold_group_id', b.hold_group_id) end
+    || case when b.series_id is null then '{}'::jsonb
+            else jsonb_build_object('series_id', b.series_id,
+                                    'series_occurrence_index', b.series_occurrence_index) end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.claim_idempotency_key(p_partner_id uuid, p_key text, p_operation text, p_fingerprint text)
@@ -611,7 +683,6 @@ declare
   v_purchase uuid;
   v_booking_id uuid;
   v_booking_ids uuid[] := '{}';
-  v_reservation bigint;
   v_hold_ids uuid[];
 begin
   if p_trace is not null then
@@ -664,15 +735,7 @@ begin
                   and pp.customer_phone = p_customer_phone and pp.expires_at > now()) >= v_count;
   end if;
 
-  -- The reservations become booked one by one in unit, then time, order: each adds its window to
-  -- the booked time of its unit and UTC day (booked_time, a row per unit and day), and writers that
-  -- update those rows in one order never deadlock. (In item order, two groups confirming windows of
-  -- the same courts on one day in opposite orders did, and waited deadlock_timeout for it.)
-  for v_reservation in
-    select r.id from reservations r where r.hold_id = any (v_hold_ids) and r.active order by r.unit_id, lower(r.during)
-  loop
-    update reservations set expires_at = null where id = v_reservation;
-  end loop;
+  perform book_reservations(v_hold_ids);
   update holds set status = 'CONFIRMED', updated_at = now() where id = any (v_hold_ids);
   for v_hold in select h.* from holds h where h.id = any (v_hold_ids) order by h.item_index loop
     v_purchase := null;
@@ -688,11 +751,11 @@ begin
     end if;
     insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
                           payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
-                          customer_email, hold_group_id, series_id)
+                          customer_email, hold_group_id, series_id, series_occurrence_index)
       values (v_hold.id, v_hold.partner_id, v_hold.venue_id, v_hold.resource_id, v_hold.slot_id, v_hold.slot_start,
               v_hold.slot_end, v_hold.price_rupees, p_payment_reference,
               case when v_purchase is not null then 'package' end, v_purchase, p_customer_name, p_customer_phone,
-              p_customer_email, v_group.id, v_group.series_id)
+              p_customer_email, v_group.id, v_hold.series_id, v_hold.series_occurrence_index)
       returning id into v_booking_id;
     v_booking_ids := v_booking_ids || v_booking_id;
   end loop;
@@ -725,9 +788,12 @@ AS $function$
     'price_rupees', h.price_rupees, 'hold_expiry_at', iso_utc(h.hold_expiry_at), 'status', h.status)
     || case when h.hold_group_id is null then '{}'::jsonb
             else jsonb_build_object('hold_group_id', h.hold_group_id) end
+    || case when h.series_id is null then '{}'::jsonb
+            else jsonb_build_object('series_id', h.series_id,
+                                    'series_occurrence_index', h.series_occurrence_index) end
 $function$;
 
-CREATE OR REPLACE FUNCTION public.hold_group_items(p_group hold_groups, p_resources uuid[], p_starts timestamp with time zone[], p_minutes integer[], p_prices integer[], p_discount integer)
+CREATE OR REPLACE FUNCTION public.hold_group_items(p_group hold_groups, p_resources uuid[], p_starts timestamp with time zone[], p_minutes integer[], p_prices integer[], p_discount integer, p_occurrences integer[])
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
@@ -736,10 +802,11 @@ declare
 begin
   with held as (
     insert into holds (partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, hold_expiry_at,
-                       price_rupees, customer_phone, discount_percent, hold_group_id, item_index)
+                       price_rupees, customer_phone, discount_percent, hold_group_id, item_index, series_id,
+                       series_occurrence_index)
     select p_group.partner_id, p_group.venue_id, x.resource_id, slot_id(x.resource_id, x.start), x.start,
            x.start + make_interval(mins => x.minutes), p_group.hold_expiry_at, x.price, p_group.customer_phone,
-           p_discount, p_group.id, x.n - 1
+           p_discount, p_group.id, x.n - 1, p_group.series_id, p_occurrences[x.n]
       from unnest(p_resources, p_starts, p_minutes, p_prices) with ordinality as x(resource_id, start, minutes, price, n)
     returning *
   ), reserved as (
@@ -804,6 +871,62 @@ CREATE OR REPLACE FUNCTION public.job_trace()
 AS $function$
   select case when coalesce(current_setting('booking.trace', true), '') = '' then '{}'::jsonb
               else jsonb_build_object('trace', current_setting('booking.trace', true)::jsonb) end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.judge_series(p_venue venues, p_resource resources, p_first_date date, p_start_time time without time zone, p_minutes integer, p_count integer, p_interval_weeks integer, p_excluded date[], p_lock boolean)
+ RETURNS TABLE(occurrence_index integer, local_date date, slot_start timestamp with time zone, slot_end timestamp with time zone, utc_offset text, excluded boolean, reason text, overdue uuid[])
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_units uuid[] := resource_units(p_resource.id);
+  v_window record;
+  v_reasons text[] := '{}';
+  v_keys bigint[] := '{}';
+  v_claim record;
+  i integer;
+begin
+  -- First every window and the venue's rules, gathering the lock keys of the holdable ones ...
+  for v_window in select * from series_windows(p_venue, p_resource, p_first_date, p_start_time, p_minutes,
+                                               p_count, p_interval_weeks) loop
+    if v_window.local_date = any (p_excluded) then
+      v_reasons := v_reasons || null::text;
+    elsif v_window.slot_start is null then
+      v_reasons := v_reasons || 'NOT_ON_GRID'::text;
+    else
+      v_reasons := v_reasons || window_rule_refusal(p_venue, p_resource, v_window.slot_start, p_minutes,
+                                  coalesce(p_venue.series_max_advance_days, p_venue.max_advance_days));
+      if p_lock and v_reasons[cardinality(v_reasons)] is null then
+        v_keys := v_keys || array(select k from reservation_window_locks(v_units,
+                                    tstzrange(v_window.slot_start, v_window.slot_end)) k);
+      end if;
+    end if;
+  end loop;
+  if p_lock then
+    perform take_advisory_locks(v_keys);
+  end if;
+  -- ... then, under the locks, what is taken.
+  i := 0;
+  for v_window in select * from series_windows(p_venue, p_resource, p_first_date, p_start_time, p_minutes,
+                                               p_count, p_interval_weeks) loop
+    i := i + 1;
+    occurrence_index := v_window.occurrence_index;
+    local_date := v_window.local_date;
+    excluded := v_window.local_date = any (p_excluded);
+    -- An excluded occurrence shows no window.
+    slot_start := case when not excluded then v_window.slot_start end;
+    slot_end := case when not excluded then v_window.slot_end end;
+    utc_offset := case when not excluded then v_window.utc_offset end;
+    reason := v_reasons[i];
+    overdue := null;
+    if not excluded and reason is null then
+      select c.conflict, c.overdue into v_claim
+        from window_claims(p_resource.id, v_units, tstzrange(v_window.slot_start, v_window.slot_end)) c;
+      reason := v_claim.conflict;
+      overdue := v_claim.overdue;
+    end if;
+    return next;
+  end loop;
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.lock_reservation_windows(p_units uuid[], p_during tstzrange)
@@ -1043,7 +1166,7 @@ begin
     values (p_partner_id, v_venue.id, now() + make_interval(secs => v_venue.hold_seconds),
             (select sum(p) from unnest(v_prices) p), p_customer_phone)
     returning * into v_group;
-  perform hold_group_items(v_group, v_resources, v_starts, v_minutes, v_prices, v_discount);
+  perform hold_group_items(v_group, v_resources, v_starts, v_minutes, v_prices, v_discount, null);
 
   replayed := false;
   result := hold_group_json(v_group.id);
@@ -1057,6 +1180,140 @@ CREATE OR REPLACE FUNCTION public.place_hold_traced(p_trace text, p_partner_id u
 AS $function$
   select * from place_hold(p_trace, p_partner_id, p_key, p_fingerprint, p_venue_id, p_resource_id, p_start,
                            p_minutes, p_customer_phone)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.place_series(p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id text, p_first_date date, p_start_time time without time zone, p_minutes integer, p_count integer, p_interval_weeks integer, p_excluded date[], p_customer_phone text, p_on_conflict text, p_min_occurrences integer, OUT replayed boolean, OUT operation text, OUT fingerprint text, OUT result jsonb, OUT response json)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_venue venues;
+  v_resource resources;
+  v_used idempotency_keys;
+  v_judged record;
+  v_indexes integer[] := '{}';
+  v_starts timestamptz[] := '{}';
+  v_failing jsonb := '[]';
+  v_overdue uuid[] := '{}';
+  v_occurrences jsonb := '[]';
+  v_discount integer;
+  v_prices integer[];
+  v_series_id uuid := gen_random_uuid();
+  v_group hold_groups;
+begin
+  if p_trace is not null then
+    perform set_config('booking.trace', p_trace, true);
+  end if;
+
+  -- 1. The venue, then the resource.
+  select v.* into v_venue from authorized_venues(p_partner_id) v where v.id = p_venue_id;
+  if not found then
+    raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+  end if;
+  select r.* into v_resource from resources r
+   where r.venue_id = v_venue.id
+     and r.id = case when p_resource_id ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then p_resource_id::uuid end;
+  if not found then
+    raise exception using errcode = 'PB000', message = 'unknown_resource';
+  end if;
+
+  -- 2. The key.
+  v_used := claim_idempotency_key(p_partner_id, p_key, 'series', p_fingerprint);
+  if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
+    select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
+      into replayed, operation, fingerprint, result, response;
+    return;
+  end if;
+
+  -- 3. Every occurrence, under the locks of its window.
+  for v_judged in
+    select * from judge_series(v_venue, v_resource, p_first_date, p_start_time, p_minutes, p_count,
+                               p_interval_weeks, p_excluded, true)
+  loop
+    v_occurrences := v_occurrences || jsonb_build_object(
+      'occurrence_index', v_judged.occurrence_index, 'local_date', v_judged.local_date,
+      'slot_start', v_judged.slot_start, 'slot_end', v_judged.slot_end, 'utc_offset', v_judged.utc_offset,
+      'created_status', case when v_judged.excluded then 'EXCLUDED'
+                             when v_judged.reason is not null then 'SKIPPED' else 'HELD' end,
+      'reason', v_judged.reason);
+    if v_judged.excluded then
+      continue;
+    elsif v_judged.reason is not null then
+      v_failing := v_failing || jsonb_build_object('occurrence', v_judged.occurrence_index,
+                                                   'reason', v_judged.reason, 'local_date', v_judged.local_date);
+    else
+      v_indexes := v_indexes || v_judged.occurrence_index;
+      v_starts := v_starts || v_judged.slot_start;
+      v_overdue := v_overdue || coalesce(v_judged.overdue, '{}');
+    end if;
+  end loop;
+  if jsonb_array_length(v_failing) > 0
+     and (p_on_conflict = 'reject' or cardinality(v_indexes) < p_min_occurrences) then
+    raise exception using errcode = 'PB000', message = 'occurrences_refused', detail = v_failing::text;
+  end if;
+  if cardinality(v_overdue) > 0 then
+    raise exception using errcode = 'PB000', message = 'overdue', detail = array_to_string(v_overdue, ',');
+  end if;
+
+  -- The held occurrences, as one group naming the series.
+  v_discount := membership_discount(v_venue.id, p_customer_phone);
+  v_prices := array(select window_price(v_venue, v_resource, s, p_minutes, v_discount)
+                      from unnest(v_starts) with ordinality as x(s, n) order by x.n);
+  insert into hold_groups (partner_id, venue_id, series_id, hold_expiry_at, price_rupees, customer_phone)
+    values (p_partner_id, v_venue.id, v_series_id, now() + make_interval(secs => v_venue.hold_seconds),
+            (select sum(p) from unnest(v_prices) p), p_customer_phone)
+    returning * into v_group;
+  insert into series (id, partner_id, venue_id, resource_id, hold_group_id, timezone, first_date, start_time,
+                      slot_duration_minutes, count, interval_weeks, price_rupees)
+    values (v_series_id, p_partner_id, v_venue.id, v_resource.id, v_group.id, v_venue.timezone, p_first_date,
+            p_start_time, p_minutes, p_count, p_interval_weeks, v_group.price_rupees);
+  perform hold_group_items(v_group, array_fill(v_resource.id, array[cardinality(v_starts)]), v_starts,
+                           array_fill(p_minutes, array[cardinality(v_starts)]), v_prices, v_discount, v_indexes);
+  insert into series_occurrences (series_id, occurrence_index, local_date, slot_start, slot_end, utc_offset,
+                                  created_status, reason, price_rupees, hold_id)
+  select v_series_id, (o ->> 'occurrence_index')::integer, (o ->> 'local_date')::date,
+         (o ->> 'slot_start')::timestamptz, (o ->> 'slot_end')::timestamptz, o ->> 'utc_offset',
+         o ->> 'created_status', o ->> 'reason', h.price_rupees, h.id
+    from jsonb_array_elements(v_occurrences) o
+    left join holds h on h.hold_group_id = v_group.id
+                     and h.item_index = array_position(v_indexes, (o ->> 'occurrence_index')::integer) - 1;
+
+  replayed := false;
+  result := series_json(v_series_id);
+  update idempotency_keys k set result = place_series.result where k.partner_id = p_partner_id and k.key = p_key;
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.preview_series(p_partner_id uuid, p_venue_id uuid, p_resource_id text, p_first_date date, p_start_time time without time zone, p_minutes integer, p_count integer, p_interval_weeks integer, p_excluded date[], p_customer_phone text)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_venue venues;
+  v_resource resources;
+  v_discount integer;
+begin
+  select v.* into v_venue from authorized_venues(p_partner_id) v where v.id = p_venue_id;
+  if not found then
+    raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+  end if;
+  select r.* into v_resource from resources r
+   where r.venue_id = v_venue.id
+     and r.id = case when p_resource_id ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then p_resource_id::uuid end;
+  if not found then
+    raise exception using errcode = 'PB000', message = 'unknown_resource';
+  end if;
+  v_discount := membership_discount(v_venue.id, p_customer_phone);
+  return jsonb_build_object(
+    'timezone', v_venue.timezone,
+    'occurrences', (
+      select jsonb_agg(to_jsonb(j) || jsonb_build_object('price_rupees',
+               case when not j.excluded and j.reason is null
+                    then window_price(v_venue, v_resource, j.slot_start, p_minutes, v_discount) end)
+             order by j.occurrence_index)
+        from judge_series(v_venue, v_resource, p_first_date, p_start_time, p_minutes, p_count, p_interval_weeks,
+                          p_excluded, false) j));
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.publish_event(p_event_id uuid)
@@ -1227,6 +1484,21 @@ AS $function$
       'slot_start', iso_utc(p_window_start), 'slot_end', iso_utc(p_window_end), 'price_rupees', p_price,
       'status', w.status, 'promoted_at', iso_utc(w.promoted_at), 'expires_at', iso_utc(w.expires_at)),
     p_trace)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.release_reservations(p_hold_ids uuid[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_id bigint;
+begin
+  for v_id in
+    select r.id from reservations r where r.hold_id = any (p_hold_ids) and r.active order by r.unit_id, lower(r.during)
+  loop
+    update reservations set active = false where id = v_id;
+  end loop;
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.reservation_is_live(r reservations)
@@ -1489,6 +1761,51 @@ AS $function$
     end
     $function$;
 
+CREATE OR REPLACE FUNCTION public.series_json(p_series_id uuid)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+begin
+  return (
+    select jsonb_build_object(
+      'read_at', now(),
+      'series', to_jsonb(s),
+      'group', (select to_jsonb(g) from hold_groups g where g.id = s.hold_group_id),
+      'occurrences', (select jsonb_agg(jsonb_build_object('occurrence', to_jsonb(o), 'hold', to_jsonb(h),
+                                                         'booking', to_jsonb(b)) order by o.occurrence_index)
+                        from series_occurrences o
+                        left join holds h on h.id = o.hold_id
+                        left join bookings b on b.hold_id = o.hold_id
+                       where o.series_id = s.id))
+      from series s where s.id = p_series_id
+  );
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.series_windows(p_venue venues, p_resource resources, p_first_date date, p_start_time time without time zone, p_minutes integer, p_count integer, p_interval_weeks integer)
+ RETURNS TABLE(occurrence_index integer, local_date date, slot_start timestamp with time zone, slot_end timestamp with time zone, utc_offset text)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select k, d.local_date, w.start, w.start + make_interval(mins => p_minutes),
+         case when w.start is not null then utc_offset(w.start, p_venue.timezone) end
+    from generate_series(0, p_count - 1) k
+    cross join lateral (select p_first_date + 7 * p_interval_weeks * k as local_date) d
+    left join lateral (
+      select g as start
+        from generate_series((d.local_date + p_resource.opens_at) at time zone p_venue.timezone,
+                             (d.local_date + p_resource.closes_at) at time zone p_venue.timezone
+                               - make_interval(mins => p_resource.duration_minutes),
+                             make_interval(mins => p_resource.duration_minutes)) g
+       where (g at time zone p_venue.timezone)::time = p_start_time
+         and (g at time zone p_venue.timezone)::date = d.local_date
+       order by g
+       limit 1
+    ) w on true
+   order by k
+$function$;
+
 CREATE OR REPLACE FUNCTION public.slot_id(p_resource_id uuid, p_start timestamp with time zone)
  RETURNS uuid
  LANGUAGE sql
@@ -1559,6 +1876,16 @@ begin
       from generate_series(1, p_count) i
      order by i;
 end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.utc_offset(p_at timestamp with time zone, p_zone text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select case when m < 0 then '-' else '+' end || lpad((abs(m) / 60)::text, 2, '0') || ':'
+         || lpad((abs(m) % 60)::text, 2, '0')
+    from (select (extract(epoch from (p_at at time zone p_zone) - (p_at at time zone 'UTC')) / 60)::integer as m) o
 $function$;
 
 CREATE OR REPLACE FUNCTION public.venue_authorized(p_partner_id uuid, p_venue_id uuid)

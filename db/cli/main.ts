@@ -43,9 +43,9 @@ export function parseCommandLine(argv: string[]): { command: Command; flags: Rec
     );
     ({ values } = parseArgs({ args: rest, options, strict: true, allowPositionals: false }));
   } catch (err) {
-    throw new UsageError(
-      `${command.name}: ${(err as Error).message}; usage: ${command.name} ${command.usage}`,
-    );
+    // One line, as every refusal: node's message for `--days -1` spans three.
+    const message = (err as Error).message.replace(/\s*\n\s*/g, ' ');
+    throw new UsageError(`${command.name}: ${message}; usage: ${command.name} ${command.usage}`);
   }
   const parsed = command.flags.safeParse(values);
   if (!parsed.success) {

@@ -1,6 +1,6 @@
 /**
  * Venues, their resources and catalogue, and who may see them: venue:create, venue:list, venue:status,
- * resource:create, package:create, grant, revoke.
+ * venue:series-window, resource:create, package:create, grant, revoke.
  */
 import { z } from 'zod';
 import { wholeNumberText } from '../platform/input.ts';
@@ -68,6 +68,15 @@ export const venueCommands = [
     async run(trx, flags) {
       mustExist(await venues.setStatus(trx, flags.venue, flags.status), 'venue', flags.venue);
       return { venue_id: flags.venue, status: flags.status };
+    },
+  }),
+  defineCommand({
+    name: 'venue:series-window',
+    usage: '--venue ID --days N',
+    flags: z.strictObject({ venue: id, days: wholeNumberText(0, 730) }),
+    async run(trx, flags) {
+      mustExist(await venues.setSeriesWindow(trx, flags.venue, flags.days), 'venue', flags.venue);
+      return { venue_id: flags.venue, series_max_advance_days: flags.days };
     },
   }),
   defineCommand({

@@ -1,6 +1,6 @@
 -- booking_event_details(b): the `details` of a booking's event (booking_created, booking_cancelled,
--- booking_refunded). The booking of a grouped hold adds its `hold_group_id`; a field that does not
--- apply is absent.
+-- booking_refunded). The booking of a grouped hold adds its `hold_group_id`, and a series' also
+-- `series_id` and `series_occurrence_index`; a field that does not apply is absent.
 --
 -- requires: iso_utc
 create or replace function booking_event_details(b bookings) returns jsonb
@@ -10,4 +10,7 @@ language sql immutable as $$
     'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)
     || case when b.hold_group_id is null then '{}'::jsonb
             else jsonb_build_object('hold_group_id', b.hold_group_id) end
+    || case when b.series_id is null then '{}'::jsonb
+            else jsonb_build_object('series_id', b.series_id,
+                                    'series_occurrence_index', b.series_occurrence_index) end
 $$;

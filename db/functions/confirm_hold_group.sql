@@ -14,7 +14,7 @@
 -- from. Otherwise every booking is paid. The result, stored under the key, is the group as it now
 -- is (hold_group_json()) with `package_credits_consumed`: N or 0 when the request asked, else null.
 --
--- requires: claim_idempotency_key, venue_authorized, hold_is_intact, record_booking_events,
+-- requires: claim_idempotency_key, venue_authorized, hold_is_intact, book_reservations, record_booking_events,
 --   hold_group_json
 create or replace function confirm_hold_group(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_group_id uuid, p_payment_reference text,
@@ -31,7 +31,6 @@ declare
   v_purchase uuid;
   v_booking_id uuid;
   v_booking_ids uuid[] := '{}';
-  v_reservation bigint;
   v_hold_ids uuid[];
 begin
   if p_trace is not null then
@@ -84,15 +83,7 @@ begin
                   and pp.customer_phone = p_customer_phone and pp.expires_at > now()) >= v_count;
   end if;
 
-  -- The reservations become booked one by one in unit, then time, order: each adds its window to
-  -- the booked time of its unit and UTC day (booked_time, a row per unit and day), and writers that
-  -- update those rows in one order never deadlock. (In item order, two groups confirming windows of
-  -- the same courts on one day in opposite orders did, and waited deadlock_timeout for it.)
-  for v_reservation in
-    select r.id from reservations r where r.hold_id = any (v_hold_ids) and r.active order by r.unit_id, lower(r.during)
-  loop
-    update reservations set expires_at = null where id = v_reservation;
-  end loop;
+  perform book_reservations(v_hold_ids);
   update holds set status = 'CONFIRMED', updated_at = now() where id = any (v_hold_ids);
   for v_hold in select h.* from holds h where h.id = any (v_hold_ids) order by h.item_index loop
     v_purchase := null;
@@ -108,11 +99,11 @@ begin
     end if;
     insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
                           payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
-                          customer_email, hold_group_id, series_id)
+                          customer_email, hold_group_id, series_id, series_occurrence_index)
       values (v_hold.id, v_hold.partner_id, v_hold.venue_id, v_hold.resource_id, v_hold.slot_id, v_hold.slot_start,
               v_hold.slot_end, v_hold.price_rupees, p_payment_reference,
               case when v_purchase is not null then 'package' end, v_purchase, p_customer_name, p_customer_phone,
-              p_customer_email, v_group.id, v_group.series_id)
+              p_customer_email, v_group.id, v_hold.series_id, v_hold.series_occurrence_index)
       returning id into v_booking_id;
     v_booking_ids := v_booking_ids || v_booking_id;
   end loop;

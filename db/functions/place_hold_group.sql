@@ -144,7 +144,7 @@ begin
     values (p_partner_id, v_venue.id, now() + make_interval(secs => v_venue.hold_seconds),
             (select sum(p) from unnest(v_prices) p), p_customer_phone)
     returning * into v_group;
-  perform hold_group_items(v_group, v_resources, v_starts, v_minutes, v_prices, v_discount);
+  perform hold_group_items(v_group, v_resources, v_starts, v_minutes, v_prices, v_discount, null);
 
   replayed := false;
   result := hold_group_json(v_group.id);

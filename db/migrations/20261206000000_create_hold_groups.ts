@@ -43,7 +43,8 @@ export async function down(knex: Knex): Promise<void> {
     drop function if exists place_hold_group(text, uuid, text, text, uuid, jsonb, text);
     drop function if exists confirm_hold_group(text, uuid, text, text, uuid, text, text, text, text, boolean);
     drop function if exists hold_group_json(uuid);
-    drop function if exists hold_group_items(hold_groups, uuid[], timestamptz[], integer[], integer[], integer);
+    drop function if exists hold_group_items(hold_groups, uuid[], timestamptz[], integer[], integer[], integer,
+                                             integer[]);
     drop function if exists record_hold_events(text, uuid[], text);
     drop function if exists record_booking_events(text, uuid[], text);
     drop function if exists record_events(text, jsonb, text);

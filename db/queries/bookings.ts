@@ -31,6 +31,8 @@ export interface BookingRow {
   /** The hold group it was confirmed with, and the series that group holds; null otherwise. */
   hold_group_id: string | null;
   series_id: string | null;
+  /** Which occurrence of its series it is; null outside a series. */
+  series_occurrence_index: number | null;
 }
 
 /** A confirm as the database function makes it: what the partner asked for, checked there. */

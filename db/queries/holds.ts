@@ -28,6 +28,9 @@ export interface HoldRow {
   /** The hold group it is one of, and its place in it; null for a single hold. */
   hold_group_id: string | null;
   item_index: number | null;
+  /** The series a grouped hold is an occurrence of, and which; null otherwise. */
+  series_id: string | null;
+  series_occurrence_index: number | null;
 }
 
 /** A hold as the database function places it: what the partner asked for, checked there. */

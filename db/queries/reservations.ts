@@ -28,7 +28,10 @@ export async function overlapping(trx: Knex, unitIds: string[], start: Date, end
   return rows;
 }
 
-/** Frees the windows of holds (or of their bookings): their reservations stop blocking. */
+/**
+ * Frees the windows of holds (or of their bookings): their reservations stop blocking, one by one in
+ * unit order (release_reservations(): booked time is written in one order, so writers never deadlock).
+ */
 export async function release(trx: Knex, holdIds: readonly string[]): Promise<void> {
-  await trx('reservations').whereIn('hold_id', holdIds).where({ active: true }).update({ active: false });
+  await trx.raw('select release_reservations(?::uuid[])', [[...holdIds]]);
 }

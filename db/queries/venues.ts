@@ -15,6 +15,8 @@ export interface VenueRow {
   hold_seconds: number;
   min_lead_minutes: number;
   max_advance_days: number;
+  /** How far ahead series occurrences may lie; null: max_advance_days. */
+  series_max_advance_days: number | null;
   status: VenueStatus;
   created_at: Date;
   updated_at: Date;
@@ -47,6 +49,18 @@ export async function insert(db: Knex, venue: NewVenue): Promise<string> {
 /** Sets a venue's status; false when the venue does not exist. */
 export async function setStatus(db: Knex, venueId: string, status: VenueStatus): Promise<boolean> {
   return (await db('venues').where({ id: venueId }).update({ status, updated_at: db.fn.now() })) > 0;
+}
+
+/**
+ * Sets how far ahead series occurrences may lie at a venue (venue-local today + `days`); until set,
+ * its max_advance_days. Whether the venue exists.
+ */
+export async function setSeriesWindow(db: Knex, venueId: string, days: number): Promise<boolean> {
+  return (
+    (await db('venues')
+      .where({ id: venueId })
+      .update({ series_max_advance_days: days, updated_at: db.fn.now() })) > 0
+  );
 }
 
 /** Whether a venue exists (in any status). */

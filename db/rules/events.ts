@@ -51,6 +51,20 @@ export function recordBookingEvent(
   );
 }
 
+/** As recordHoldEvents, for bookings (a series' cancel or refund). */
+export async function recordBookingEvents(
+  trx: Knex.Transaction,
+  type: BookingEventType,
+  bookingIds: readonly string[],
+): Promise<string[]> {
+  if (bookingIds.length === 0) return [];
+  const { rows } = await trx.raw<{ rows: { ids: string[] }[] }>(
+    'select record_booking_events(?, ?::uuid[], ?) as ids',
+    [type, [...bookingIds], traceSetting()],
+  );
+  return rows[0]!.ids;
+}
+
 async function recordOne(trx: Knex.Transaction, sql: string, type: string, id: string): Promise<string> {
   const { rows } = await trx.raw<{ rows: { id: string }[] }>(sql, [type, traceSetting(), id]);
   if (!rows[0]) throw new Error(`no row ${id} to record an event of`);
