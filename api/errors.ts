@@ -221,6 +221,14 @@ export class HoldGroupNotFoundError extends DomainError {
   }
 }
 
+/** 404: no series with this id. */
+export class SeriesNotFoundError extends DomainError {
+  static override readonly code = 'SERIES_NOT_FOUND';
+  constructor() {
+    super('Series not found.');
+  }
+}
+
 /** 409: the hold is one of a group's, confirmed, released and expired only with its group. */
 export class HoldInGroupError extends DomainError {
   static override readonly code = 'HOLD_IN_GROUP';

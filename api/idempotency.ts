@@ -30,7 +30,10 @@ export interface IdempotentWrite {
     | 'package_purchase'
     | 'hold_group'
     | 'hold_group_confirm'
-    | 'hold_group_release';
+    | 'hold_group_release'
+    | 'series'
+    | 'series_cancel'
+    | 'series_refund';
   /** What makes two requests "the same logical request" (see `fingerprint()`). */
   request: unknown;
   /**

@@ -52,6 +52,9 @@ const TAGS: Record<string, string> = {
   'Hold groups':
     'Several windows at one venue (courts, a pitch and a changing room) held all or nothing in one call, then ' +
     'confirmed or released as one.',
+  Series:
+    'A weekly window on one resource (a league night, a coaching block) checked whole, kept on the venue’s ' +
+    'clock and held as one hold group; then cancelled or refunded from any occurrence on.',
   Bookings: 'Confirmed holds: confirm, read, cancel, refund.',
   Packages: 'Prepaid credit packages: sell one to a customer, then pay for bookings with its credits.',
   Waitlist: 'Customers waiting for a sold-out resource and date; promoted when a window is freed.',
@@ -270,11 +273,17 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
 /**
  * Rewrites zod's local refs to component refs, drops zod's schema-level `id` and `$schema`, and
  * drops the noise of JS safe-integer bounds. Keys of a `properties` map are field names, kept as is.
+ * A nullable enum lists `null` among its values, as OpenAPI 3.0.3 asks (validators otherwise refuse
+ * the null the schema allows).
  */
 function tidy(value: unknown, isPropertyMap = false): unknown {
   if (Array.isArray(value)) return value.map((item) => tidy(item));
   if (!value || typeof value !== 'object') return value;
   const out: Json = {};
+  const { nullable, enum: values } = value as { nullable?: unknown; enum?: unknown[] };
+  if (!isPropertyMap && nullable === true && Array.isArray(values) && !values.includes(null)) {
+    return tidy({ ...value, enum: [...values, null] });
+  }
   for (const [key, inner] of Object.entries(value)) {
     if (isPropertyMap) out[key] = tidy(inner);
     else if (key === '$schema' || key === 'id') continue;

@@ -58,7 +58,7 @@ export function presentConfirmedHoldGroup(confirmed: ConfirmedHoldGroup): HoldGr
         status: 'BOOKED' as const,
         booked_at: booking.booked_at.toISOString(),
         price_rupees: booking.price_rupees,
-        payment_method: booking.payment_method,
+        payment_method: booking.payment_method === 'package' ? 'package' : null,
         package_purchase_id: booking.package_purchase_id,
       };
     }),

@@ -9,6 +9,7 @@ import { healthRoutes } from './health.ts';
 import { holdGroupRoutes } from './hold-groups.ts';
 import { holdRoutes } from './holds.ts';
 import { packageRoutes } from './packages.ts';
+import { seriesRoutes } from './series.ts';
 import { venueRoutes } from './venues.ts';
 import { waitlistRoutes } from './waitlist.ts';
 import { webhookRoutes } from './webhooks.ts';
@@ -21,6 +22,7 @@ export const routes: readonly Route[] = [
   ...availabilityRoutes,
   ...holdRoutes,
   ...holdGroupRoutes,
+  ...seriesRoutes,
   ...bookingRoutes,
   ...packageRoutes,
   ...waitlistRoutes,

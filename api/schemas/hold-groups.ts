@@ -100,7 +100,7 @@ export const HoldGroupBooking = z
     booked_at: DateTime,
     price_rupees: z.number().int(),
     payment_method: z
-      .string()
+      .enum(['package'])
       .nullable()
       .meta({ description: '`package` when a package credit paid it; null for a paid booking.' }),
     package_purchase_id: Uuid.nullable().meta({ description: 'The purchase its credit came from.' }),

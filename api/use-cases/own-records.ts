@@ -1,5 +1,5 @@
 /**
- * Loading a hold, hold group or booking for an operation on it, with the checks every such operation makes in
+ * Loading a hold, hold group, series or booking for an operation on it, with the checks every such operation makes in
  * the spec's order: it exists (404), it is the caller's (403 UNAUTHORIZED), and its venue is still
  * granted to the caller and not archived (403 VENUE_NOT_AUTHORIZED). The row is locked, and read
  * with what those checks need in the same round trip.
@@ -7,12 +7,14 @@
 import type { Knex } from '../../db/postgres/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
 import * as holdGroups from '../../db/queries/hold-groups.ts';
+import * as series from '../../db/queries/series.ts';
 import * as holds from '../../db/queries/holds.ts';
 import {
   BookingNotFoundError,
   HoldGroupNotFoundError,
   HoldNotFoundError,
   NotOwnerError,
+  SeriesNotFoundError,
   VenueNotAuthorizedError,
 } from '../errors.ts';
 
@@ -53,4 +55,17 @@ export async function lockOwnHoldGroup(
   if (group.partner_id !== partnerId) throw new NotOwnerError('hold group');
   if (!group.venue_authorized) throw new VenueNotAuthorizedError();
   return group;
+}
+
+/** The caller's series, locked. */
+export async function lockOwnSeries(
+  trx: Knex,
+  partnerId: string,
+  seriesId: string,
+): Promise<series.SeriesForChange> {
+  const found = await series.lockForChange(trx, seriesId, partnerId);
+  if (!found) throw new SeriesNotFoundError();
+  if (found.partner_id !== partnerId) throw new NotOwnerError('series');
+  if (!found.venue_authorized) throw new VenueNotAuthorizedError();
+  return found;
 }

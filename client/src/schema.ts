@@ -320,6 +320,106 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/bookings/series/preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Preview a weekly series
+     * @description Every occurrence of the pattern on the venue’s clock (occurrence k on first_date + 7 × interval_weeks × k, at the venue-local wall-clock start_time, whatever daylight saving does to the UTC instant), each AVAILABLE with its price, UNAVAILABLE with its reason, or EXCLUDED. Nothing is held or stored: like availability, a hint; create judges the same way. on_conflict, min_occurrences and idempotency_key are ignored if sent.
+     */
+    post: operations['previewSeries'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/bookings/series': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Hold a weekly series, checked whole
+     * @description Judges every occurrence in one transaction and holds the holdable ones as one hold group (confirm and release it through /bookings/hold-groups/{hold_group_id}). `reject` (the default): any occurrence that cannot be held fails the request; `skip`: those occurrences are SKIPPED, and the request fails only when fewer than min_occurrences would be held. A failed request holds nothing; `details` names every failing occurrence (`occurrences.k`) with its `reason` and `local_date`, and the status follows the reasons as for a hold group. Occurrences may lie as far ahead as the venue’s series window. The same key with the same body replays the series with 201; any other request with it is 409 IDEMPOTENCY_KEY_MISMATCH.
+     */
+    post: operations['createSeries'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/bookings/series/{seriesId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get one of your series
+     * @description The series as it is now: each occurrence as created (HELD, SKIPPED, EXCLUDED), then as its hold or booking goes (EXPIRED, CANCELLED, BOOKED, REFUNDED). Readable after the venue grant is withdrawn.
+     */
+    get: operations['getSeries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/bookings/series/{seriesId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a series from an occurrence on
+     * @description Cancels every BOOKED occurrence from from_occurrence_index on whose window starts after now, in one transaction, each exactly as the booking’s own route would (window freed, its event, waitlist promotion). Earlier occurrences and those already started are never touched. `changed` lists the occurrences changed. 409 INVALID_HOLD_STATE when nothing would change. One occurrence alone: the booking routes.
+     */
+    post: operations['cancelSeries'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/bookings/series/{seriesId}/refund': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Refund a series from an occurrence on
+     * @description Refunds every occurrence from from_occurrence_index on whose booking is BOOKED or CANCELLED and whose window starts after now, in one transaction, each exactly as the booking’s own route would (window freed, its event, waitlist promotion). Earlier occurrences and those already started are never touched. `changed` lists the occurrences changed. 409 INVALID_HOLD_STATE when nothing would change. One occurrence alone: the booking routes.
+     */
+    post: operations['refundSeries'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/bookings/confirm': {
     parameters: {
       query?: never;
@@ -884,8 +984,11 @@ export interface components {
       /** Format: date-time */
       booked_at: string;
       price_rupees: number;
-      /** @description `package` when a package credit paid it; null for a paid booking. */
-      payment_method: string | null;
+      /**
+       * @description `package` when a package credit paid it; null for a paid booking.
+       * @enum {string|null}
+       */
+      payment_method: 'package' | null;
       /**
        * Format: uuid
        * @description The purchase its credit came from.
@@ -1043,6 +1146,156 @@ export interface components {
       operating_hours_end: string;
       /** @description Closed weekdays, e.g. "Monday,Sunday". Absent when open every day. */
       closed_on?: string;
+    };
+    Series: {
+      /** Format: uuid */
+      series_id: string;
+      /** Format: uuid */
+      venue_id: string;
+      /**
+       * Format: uuid
+       * @description The hold group holding it: confirm and release through it.
+       */
+      hold_group_id: string;
+      resource_id: string;
+      timezone: string;
+      /** Format: date */
+      first_date: string;
+      /** @description HH:MM, venue-local. */
+      start_time: string;
+      slot_duration_minutes: number;
+      count: number;
+      interval_weeks: number;
+      /**
+       * Format: date-time
+       * @description The group's.
+       */
+      hold_expiry_at: string;
+      /** @description The sum over the occurrences held at creation. */
+      price_rupees: number;
+      /** @description All `count` of them, by index. */
+      occurrences: components['schemas']['SeriesOccurrence'][];
+    };
+    SeriesChange: {
+      /** Format: uuid */
+      series_id: string;
+      /** Format: uuid */
+      venue_id: string;
+      /**
+       * Format: uuid
+       * @description The hold group holding it: confirm and release through it.
+       */
+      hold_group_id: string;
+      resource_id: string;
+      timezone: string;
+      /** Format: date */
+      first_date: string;
+      /** @description HH:MM, venue-local. */
+      start_time: string;
+      slot_duration_minutes: number;
+      count: number;
+      interval_weeks: number;
+      /**
+       * Format: date-time
+       * @description The group's.
+       */
+      hold_expiry_at: string;
+      /** @description The sum over the occurrences held at creation. */
+      price_rupees: number;
+      /** @description All `count` of them, by index. */
+      occurrences: components['schemas']['SeriesOccurrence'][];
+      /** @description The occurrence_index of every occurrence this request changed, ascending. */
+      changed: number[];
+    };
+    SeriesOccurrence: {
+      occurrence_index: number;
+      /** Format: date */
+      local_date: string;
+      /**
+       * Format: date-time
+       * @description Null when excluded, or when its date has no window.
+       */
+      slot_start: string | null;
+      /** Format: date-time */
+      slot_end: string | null;
+      /** @description The venue zone's UTC offset at slot_start, ±HH:MM; null when slot_start is. */
+      utc_offset: string | null;
+      /**
+       * @description Why it cannot be (or was not) held; null otherwise.
+       * @enum {string|null}
+       */
+      reason:
+        | 'UNKNOWN_RESOURCE'
+        | 'NOT_ON_GRID'
+        | 'IN_PAST'
+        | 'BEYOND_BOOKING_WINDOW'
+        | 'CLOSED'
+        | 'LEAD_TIME'
+        | 'BLACKOUT'
+        | 'TAKEN'
+        | 'TRANSFORMATION_CONFLICT'
+        | null;
+      /** @description What a hold of its window costs: for available occurrences and every held one. */
+      price_rupees: number | null;
+      /**
+       * @description HELD, SKIPPED or EXCLUDED at creation; then as its hold or booking goes: EXPIRED, CANCELLED (hold released or booking cancelled), BOOKED, REFUNDED.
+       * @enum {string}
+       */
+      status: 'HELD' | 'SKIPPED' | 'EXCLUDED' | 'EXPIRED' | 'CANCELLED' | 'BOOKED' | 'REFUNDED';
+      /**
+       * Format: uuid
+       * @description Its hold, kept whatever becomes of it; null when it had none.
+       */
+      hold_id: string | null;
+      /**
+       * Format: uuid
+       * @description Its booking once confirmed; null before.
+       */
+      booking_id: string | null;
+    };
+    SeriesPreview: {
+      /** Format: uuid */
+      venue_id: string;
+      resource_id: string;
+      /** @description The venue's IANA time zone. */
+      timezone: string;
+      /** @description The sum over AVAILABLE occurrences. */
+      price_rupees: number;
+      /** @description One per index. */
+      occurrences: components['schemas']['SeriesPreviewOccurrence'][];
+    };
+    SeriesPreviewOccurrence: {
+      occurrence_index: number;
+      /** Format: date */
+      local_date: string;
+      /**
+       * Format: date-time
+       * @description Null when excluded, or when its date has no window.
+       */
+      slot_start: string | null;
+      /** Format: date-time */
+      slot_end: string | null;
+      /** @description The venue zone's UTC offset at slot_start, ±HH:MM; null when slot_start is. */
+      utc_offset: string | null;
+      /**
+       * @description Why it cannot be (or was not) held; null otherwise.
+       * @enum {string|null}
+       */
+      reason:
+        | 'UNKNOWN_RESOURCE'
+        | 'NOT_ON_GRID'
+        | 'IN_PAST'
+        | 'BEYOND_BOOKING_WINDOW'
+        | 'CLOSED'
+        | 'LEAD_TIME'
+        | 'BLACKOUT'
+        | 'TAKEN'
+        | 'TRANSFORMATION_CONFLICT'
+        | null;
+      /** @description What a hold of its window costs: for available occurrences and every held one. */
+      price_rupees: number | null;
+      /** @enum {string} */
+      status: 'AVAILABLE' | 'UNAVAILABLE' | 'EXCLUDED';
     };
     Venue: {
       /** Format: uuid */
@@ -3523,6 +3776,1367 @@ export interface operations {
         };
       };
       /** @description Error: INVALID_HOLD_STATE or HOLD_EXPIRED or IDEMPOTENCY_KEY_MISMATCH. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  previewSeries: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+         *       "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+         *       "first_date": "2027-03-02",
+         *       "start_time": "19:00",
+         *       "slot_duration_minutes": 60,
+         *       "count": 4,
+         *       "exclude_dates": [
+         *         "2027-03-16"
+         *       ],
+         *       "customer_phone": "9812345678"
+         *     }
+         */
+        'application/json': {
+          /** Format: uuid */
+          venue_id: string;
+          /** @description One of the venue's resources (from discovery); checked after the venue grant. */
+          resource_id: string;
+          /**
+           * Format: date
+           * @description The venue-local date of occurrence 0.
+           */
+          first_date: string;
+          /**
+           * @description The venue-local wall-clock start of every occurrence, HH:MM.
+           * @example 19:00
+           */
+          start_time: string;
+          /** @description A whole multiple of the resource's duration_minutes. */
+          slot_duration_minutes: number;
+          /** @description 2 to 26 occurrences, excluded ones included. */
+          count: number;
+          /**
+           * @description Weeks between occurrences.
+           * @default 1
+           */
+          interval_weeks?: number;
+          /**
+           * @description Local dates of occurrences to leave out (each an occurrence’s local_date, once); not all of them.
+           * @default []
+           */
+          exclude_dates?: string[];
+          /**
+           * @description When the customer has a membership at the venue, its discount applies to every occurrence.
+           * @example +919812345678
+           */
+          customer_phone?: string;
+          /** @description Ignored if sent. */
+          partner_id?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Every occurrence, by index. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+           *       "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+           *       "timezone": "Asia/Kolkata",
+           *       "price_rupees": 1000,
+           *       "occurrences": [
+           *         {
+           *           "occurrence_index": 0,
+           *           "local_date": "2027-03-02",
+           *           "slot_start": "2027-03-02T13:30:00.000Z",
+           *           "slot_end": "2027-03-02T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "AVAILABLE",
+           *           "reason": null,
+           *           "price_rupees": 500
+           *         },
+           *         {
+           *           "occurrence_index": 1,
+           *           "local_date": "2027-03-09",
+           *           "slot_start": "2027-03-09T13:30:00.000Z",
+           *           "slot_end": "2027-03-09T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "UNAVAILABLE",
+           *           "reason": "TAKEN",
+           *           "price_rupees": null
+           *         },
+           *         {
+           *           "occurrence_index": 2,
+           *           "local_date": "2027-03-16",
+           *           "slot_start": null,
+           *           "slot_end": null,
+           *           "utc_offset": null,
+           *           "status": "EXCLUDED",
+           *           "reason": null,
+           *           "price_rupees": null
+           *         },
+           *         {
+           *           "occurrence_index": 3,
+           *           "local_date": "2027-03-23",
+           *           "slot_start": "2027-03-23T13:30:00.000Z",
+           *           "slot_end": "2027-03-23T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "AVAILABLE",
+           *           "reason": null,
+           *           "price_rupees": 500
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['SeriesPreview'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: VENUE_NOT_AUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  createSeries: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+         *       "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+         *       "first_date": "2027-03-02",
+         *       "start_time": "19:00",
+         *       "slot_duration_minutes": 60,
+         *       "count": 4,
+         *       "exclude_dates": [
+         *         "2027-03-16"
+         *       ],
+         *       "customer_phone": "9812345678",
+         *       "on_conflict": "skip",
+         *       "min_occurrences": 2,
+         *       "idempotency_key": "series-7f3a"
+         *     }
+         */
+        'application/json': {
+          /** Format: uuid */
+          venue_id: string;
+          /** @description One of the venue's resources (from discovery); checked after the venue grant. */
+          resource_id: string;
+          /**
+           * Format: date
+           * @description The venue-local date of occurrence 0.
+           */
+          first_date: string;
+          /**
+           * @description The venue-local wall-clock start of every occurrence, HH:MM.
+           * @example 19:00
+           */
+          start_time: string;
+          /** @description A whole multiple of the resource's duration_minutes. */
+          slot_duration_minutes: number;
+          /** @description 2 to 26 occurrences, excluded ones included. */
+          count: number;
+          /**
+           * @description Weeks between occurrences.
+           * @default 1
+           */
+          interval_weeks?: number;
+          /**
+           * @description Local dates of occurrences to leave out (each an occurrence’s local_date, once); not all of them.
+           * @default []
+           */
+          exclude_dates?: string[];
+          /**
+           * @description When the customer has a membership at the venue, its discount applies to every occurrence.
+           * @example +919812345678
+           */
+          customer_phone?: string;
+          /** @description Ignored if sent. */
+          partner_id?: unknown;
+          /**
+           * @description `reject`: any occurrence that cannot be held fails the request. `skip`: those occurrences are skipped, and the request fails only when fewer than min_occurrences would be held.
+           * @default reject
+           * @enum {string}
+           */
+          on_conflict?: 'reject' | 'skip';
+          /**
+           * @description At most count less the excluded occurrences; only `skip` uses it.
+           * @default 1
+           */
+          min_occurrences?: number;
+          /** @description Unique per write; a retry with the same key replays the original result. */
+          idempotency_key: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The series (or, for a repeated key and body, the original series). */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "series_id": "2d4f6a8c-0e2b-4d6f-8a0c-2e4b6d8f0a1c",
+           *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+           *       "hold_group_id": "6a1f0c3e-2b4d-4e8f-9a7c-1d3e5f7a9b2c",
+           *       "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+           *       "timezone": "Asia/Kolkata",
+           *       "first_date": "2027-03-02",
+           *       "start_time": "19:00",
+           *       "slot_duration_minutes": 60,
+           *       "count": 4,
+           *       "interval_weeks": 1,
+           *       "hold_expiry_at": "2027-02-20T10:45:00.000Z",
+           *       "price_rupees": 1000,
+           *       "occurrences": [
+           *         {
+           *           "occurrence_index": 0,
+           *           "local_date": "2027-03-02",
+           *           "slot_start": "2027-03-02T13:30:00.000Z",
+           *           "slot_end": "2027-03-02T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "HELD",
+           *           "reason": null,
+           *           "price_rupees": 500,
+           *           "hold_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "occurrence_index": 1,
+           *           "local_date": "2027-03-09",
+           *           "slot_start": "2027-03-09T13:30:00.000Z",
+           *           "slot_end": "2027-03-09T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "SKIPPED",
+           *           "reason": "TAKEN",
+           *           "price_rupees": null,
+           *           "hold_id": null,
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "occurrence_index": 2,
+           *           "local_date": "2027-03-16",
+           *           "slot_start": null,
+           *           "slot_end": null,
+           *           "utc_offset": null,
+           *           "status": "EXCLUDED",
+           *           "reason": null,
+           *           "price_rupees": null,
+           *           "hold_id": null,
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "occurrence_index": 3,
+           *           "local_date": "2027-03-23",
+           *           "slot_start": "2027-03-23T13:30:00.000Z",
+           *           "slot_end": "2027-03-23T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "HELD",
+           *           "reason": null,
+           *           "price_rupees": 500,
+           *           "hold_id": "0e4b2d6f-8a1c-4e3b-9d5f-7a9c1e3b5d7f",
+           *           "booking_id": null
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Series'];
+        };
+      };
+      /** @description Error: SLOT_NOT_AVAILABLE or VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: VENUE_NOT_AUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SLOT_NOT_AVAILABLE or TRANSFORMATION_CONFLICT or IDEMPOTENCY_KEY_MISMATCH. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getSeries: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        seriesId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The series. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "series_id": "2d4f6a8c-0e2b-4d6f-8a0c-2e4b6d8f0a1c",
+           *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+           *       "hold_group_id": "6a1f0c3e-2b4d-4e8f-9a7c-1d3e5f7a9b2c",
+           *       "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+           *       "timezone": "Asia/Kolkata",
+           *       "first_date": "2027-03-02",
+           *       "start_time": "19:00",
+           *       "slot_duration_minutes": 60,
+           *       "count": 4,
+           *       "interval_weeks": 1,
+           *       "hold_expiry_at": "2027-02-20T10:45:00.000Z",
+           *       "price_rupees": 1000,
+           *       "occurrences": [
+           *         {
+           *           "occurrence_index": 0,
+           *           "local_date": "2027-03-02",
+           *           "slot_start": "2027-03-02T13:30:00.000Z",
+           *           "slot_end": "2027-03-02T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "BOOKED",
+           *           "reason": null,
+           *           "price_rupees": 500,
+           *           "hold_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+           *           "booking_id": "1f0e3d2c-4b5a-4c6d-8e7f-9a0b1c2d3e4f"
+           *         },
+           *         {
+           *           "occurrence_index": 1,
+           *           "local_date": "2027-03-09",
+           *           "slot_start": "2027-03-09T13:30:00.000Z",
+           *           "slot_end": "2027-03-09T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "SKIPPED",
+           *           "reason": "TAKEN",
+           *           "price_rupees": null,
+           *           "hold_id": null,
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "occurrence_index": 2,
+           *           "local_date": "2027-03-16",
+           *           "slot_start": null,
+           *           "slot_end": null,
+           *           "utc_offset": null,
+           *           "status": "EXCLUDED",
+           *           "reason": null,
+           *           "price_rupees": null,
+           *           "hold_id": null,
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "occurrence_index": 3,
+           *           "local_date": "2027-03-23",
+           *           "slot_start": "2027-03-23T13:30:00.000Z",
+           *           "slot_end": "2027-03-23T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "BOOKED",
+           *           "reason": null,
+           *           "price_rupees": 500,
+           *           "hold_id": "0e4b2d6f-8a1c-4e3b-9d5f-7a9c1e3b5d7f",
+           *           "booking_id": "4a6c8e0b-2d4f-4a6c-8e0b-2d4f6a8c0e2b"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Series'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERIES_NOT_FOUND. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  cancelSeries: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        seriesId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "idempotency_key": "series-cancel-7f3a",
+         *       "reason": "league ended",
+         *       "from_occurrence_index": 3
+         *     }
+         */
+        'application/json': {
+          /** @description Unique per write; a retry with the same key replays the original result. */
+          idempotency_key: string;
+          reason?: string;
+          /**
+           * @description The first occurrence to change (0 to count − 1); later ones follow.
+           * @default 0
+           */
+          from_occurrence_index?: number;
+          /** @description Ignored if sent. */
+          partner_id?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description The series after the change. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "series_id": "2d4f6a8c-0e2b-4d6f-8a0c-2e4b6d8f0a1c",
+           *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+           *       "hold_group_id": "6a1f0c3e-2b4d-4e8f-9a7c-1d3e5f7a9b2c",
+           *       "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+           *       "timezone": "Asia/Kolkata",
+           *       "first_date": "2027-03-02",
+           *       "start_time": "19:00",
+           *       "slot_duration_minutes": 60,
+           *       "count": 4,
+           *       "interval_weeks": 1,
+           *       "hold_expiry_at": "2027-02-20T10:45:00.000Z",
+           *       "price_rupees": 1000,
+           *       "occurrences": [
+           *         {
+           *           "occurrence_index": 0,
+           *           "local_date": "2027-03-02",
+           *           "slot_start": "2027-03-02T13:30:00.000Z",
+           *           "slot_end": "2027-03-02T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "BOOKED",
+           *           "reason": null,
+           *           "price_rupees": 500,
+           *           "hold_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+           *           "booking_id": "1f0e3d2c-4b5a-4c6d-8e7f-9a0b1c2d3e4f"
+           *         },
+           *         {
+           *           "occurrence_index": 1,
+           *           "local_date": "2027-03-09",
+           *           "slot_start": "2027-03-09T13:30:00.000Z",
+           *           "slot_end": "2027-03-09T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "SKIPPED",
+           *           "reason": "TAKEN",
+           *           "price_rupees": null,
+           *           "hold_id": null,
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "occurrence_index": 2,
+           *           "local_date": "2027-03-16",
+           *           "slot_start": null,
+           *           "slot_end": null,
+           *           "utc_offset": null,
+           *           "status": "EXCLUDED",
+           *           "reason": null,
+           *           "price_rupees": null,
+           *           "hold_id": null,
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "occurrence_index": 3,
+           *           "local_date": "2027-03-23",
+           *           "slot_start": "2027-03-23T13:30:00.000Z",
+           *           "slot_end": "2027-03-23T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "CANCELLED",
+           *           "reason": null,
+           *           "price_rupees": 500,
+           *           "hold_id": "0e4b2d6f-8a1c-4e3b-9d5f-7a9c1e3b5d7f",
+           *           "booking_id": "4a6c8e0b-2d4f-4a6c-8e0b-2d4f6a8c0e2b"
+           *         }
+           *       ],
+           *       "changed": [
+           *         3
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['SeriesChange'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED or VENUE_NOT_AUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERIES_NOT_FOUND. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INVALID_HOLD_STATE or IDEMPOTENCY_KEY_MISMATCH. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  refundSeries: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        seriesId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "idempotency_key": "series-refund-7f3a",
+         *       "reason": "league ended",
+         *       "from_occurrence_index": 3
+         *     }
+         */
+        'application/json': {
+          /** @description Unique per write; a retry with the same key replays the original result. */
+          idempotency_key: string;
+          reason?: string;
+          /**
+           * @description The first occurrence to change (0 to count − 1); later ones follow.
+           * @default 0
+           */
+          from_occurrence_index?: number;
+          /** @description Ignored if sent. */
+          partner_id?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description The series after the change. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "series_id": "2d4f6a8c-0e2b-4d6f-8a0c-2e4b6d8f0a1c",
+           *       "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+           *       "hold_group_id": "6a1f0c3e-2b4d-4e8f-9a7c-1d3e5f7a9b2c",
+           *       "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+           *       "timezone": "Asia/Kolkata",
+           *       "first_date": "2027-03-02",
+           *       "start_time": "19:00",
+           *       "slot_duration_minutes": 60,
+           *       "count": 4,
+           *       "interval_weeks": 1,
+           *       "hold_expiry_at": "2027-02-20T10:45:00.000Z",
+           *       "price_rupees": 1000,
+           *       "occurrences": [
+           *         {
+           *           "occurrence_index": 0,
+           *           "local_date": "2027-03-02",
+           *           "slot_start": "2027-03-02T13:30:00.000Z",
+           *           "slot_end": "2027-03-02T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "BOOKED",
+           *           "reason": null,
+           *           "price_rupees": 500,
+           *           "hold_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+           *           "booking_id": "1f0e3d2c-4b5a-4c6d-8e7f-9a0b1c2d3e4f"
+           *         },
+           *         {
+           *           "occurrence_index": 1,
+           *           "local_date": "2027-03-09",
+           *           "slot_start": "2027-03-09T13:30:00.000Z",
+           *           "slot_end": "2027-03-09T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "SKIPPED",
+           *           "reason": "TAKEN",
+           *           "price_rupees": null,
+           *           "hold_id": null,
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "occurrence_index": 2,
+           *           "local_date": "2027-03-16",
+           *           "slot_start": null,
+           *           "slot_end": null,
+           *           "utc_offset": null,
+           *           "status": "EXCLUDED",
+           *           "reason": null,
+           *           "price_rupees": null,
+           *           "hold_id": null,
+           *           "booking_id": null
+           *         },
+           *         {
+           *           "occurrence_index": 3,
+           *           "local_date": "2027-03-23",
+           *           "slot_start": "2027-03-23T13:30:00.000Z",
+           *           "slot_end": "2027-03-23T14:30:00.000Z",
+           *           "utc_offset": "+05:30",
+           *           "status": "REFUNDED",
+           *           "reason": null,
+           *           "price_rupees": 500,
+           *           "hold_id": "0e4b2d6f-8a1c-4e3b-9d5f-7a9c1e3b5d7f",
+           *           "booking_id": "4a6c8e0b-2d4f-4a6c-8e0b-2d4f6a8c0e2b"
+           *         }
+           *       ],
+           *       "changed": [
+           *         3
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['SeriesChange'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED or VENUE_NOT_AUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERIES_NOT_FOUND. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INVALID_HOLD_STATE or IDEMPOTENCY_KEY_MISMATCH. */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
