@@ -115,3 +115,40 @@ runnable(
     );
   },
 );
+
+runnable(
+  "the partner guide's league night runs as written: ten weeks previewed, one taken and skipped, confirmed, cancelled from week six",
+  async (t) => {
+    const { db } = database();
+    const before = await db('series').pluck('id');
+    const answers = await walkThrough(await shellBlock('docs/PARTNER-GUIDE.md', '### Recurring series'));
+    t.deepEqual(
+      answers.filter((a) => 'error' in a),
+      [],
+      'no answer is an error',
+    );
+    const previews = answers.filter((a) => a.timezone && !a.series_id);
+    t.deepEqual(
+      (previews.at(-1)!.occurrences as { status: string; reason: string | null }[]).map((o) => o.reason),
+      [null, 'TAKEN', null, null, null, null, null, null, null, null],
+    );
+    const [series] = await db('series').whereNotIn('id', before);
+    const read = answers.findLast((a) => a.series_id === series.id)!;
+    t.deepEqual(
+      (read.occurrences as { status: string }[]).map((o) => o.status),
+      [
+        'BOOKED',
+        'SKIPPED',
+        'BOOKED',
+        'BOOKED',
+        'BOOKED',
+        'CANCELLED',
+        'CANCELLED',
+        'CANCELLED',
+        'CANCELLED',
+        'CANCELLED',
+      ],
+    );
+    t.is(Number((await db('bookings').where({ series_id: series.id }).count({ n: '*' }))[0]!.n), 9);
+  },
+);

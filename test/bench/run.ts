@@ -1,5 +1,5 @@
 /**
- * `npm run bench [discovery|hold-confirm|hold-groups|availability|webhooks|credits-waitlist|retention]...`: the benchmarks of docs/BENCHMARKS.md
+ * `npm run bench [discovery|hold-confirm|hold-groups|series|availability|webhooks|credits-waitlist|retention]...`: the benchmarks of docs/BENCHMARKS.md
  * (all of them by default), each on a fresh database on DATABASE_URL's server or an embedded
  * PostgreSQL, with `npm run web` as its own process and the load generator in this one, side by
  * side as on one machine. Prints markdown. BENCH_SECONDS (default 10) sets the length of a run;
@@ -16,6 +16,7 @@ import { withBenchDatabase } from './harness.ts';
 import { benchHoldConfirm } from './hold-confirm.ts';
 import { benchHoldGroups } from './hold-groups.ts';
 import { benchRetention } from './retention.ts';
+import { benchSeries } from './series.ts';
 import { benchWebhooks } from './webhooks.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -29,6 +30,7 @@ const benches = {
   'hold-confirm': (url: string, db: Parameters<typeof benchDiscovery>[1]) =>
     benchHoldConfirm(url, db, log, seconds),
   'hold-groups': (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchHoldGroups(url, db, seconds),
+  series: (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchSeries(url, db, seconds),
   availability: (url: string, db: Parameters<typeof benchDiscovery>[1]) =>
     benchAvailability(url, db, seconds),
   webhooks: (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchWebhooks(url, db, seconds),

@@ -148,6 +148,11 @@ test.serial(
     t.is(resources.body.count, 3);
     t.is(resources.body.data[0].closed_on, 'Monday,Sunday');
 
+    for (const days of ['0', '730']) {
+      const window = await ops('venue:series-window', '--venue', venueId, '--days', days);
+      t.deepEqual(window.json, { venue_id: venueId, series_max_advance_days: Number(days) });
+    }
+
     const paused = await ops('venue:status', '--venue', venueId, '--status', 'paused');
     t.deepEqual(paused.json, { venue_id: venueId, status: 'paused' });
     t.is(
@@ -246,6 +251,9 @@ test.serial(
     );
     await assertRefused(t, ['venue:status', '--venue', venue.venue_id, '--status', 'closed'], /--status/);
     await assertRefused(t, ['venue:status', '--venue', missing, '--status', 'paused'], /no venue/);
+    await assertRefused(t, ['venue:series-window', '--venue', venue.venue_id, '--days', '731'], /--days/);
+    await assertRefused(t, ['venue:series-window', '--venue', venue.venue_id, '--days', '-1'], /--days/);
+    await assertRefused(t, ['venue:series-window', '--venue', missing, '--days', '30'], /no venue/);
     await assertRefused(t, pitch(missing), /no venue/);
     await assertRefused(t, pitch(venue.venue_id, '--close', '05:00'), /at least one --duration slot/);
     await assertRefused(t, pitch(venue.venue_id, '--close', '25:00'), /--close must be HH:MM/);
