@@ -153,11 +153,12 @@ export const SeriesParams = z.object({ seriesId: Uuid });
 export const SeriesChangeBody = z.object({
   idempotency_key: IdempotencyKey,
   reason: freeText({ max: 500 }).optional(),
+  // Its upper bound is the series' count, checked after the venue grant (an index of count or
+  // more is 400 then, naming it).
   from_occurrence_index: z
     .number()
     .int()
     .min(0)
-    .max(MAX_OCCURRENCES - 1)
     .default(0)
     .meta({ description: 'The first occurrence to change (0 to count − 1); later ones follow.' }),
   partner_id: IgnoredPartnerId,
