@@ -20,30 +20,37 @@ import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { asValidationError, validateInput } from './middleware/validate.ts';
-import { API_PREFIX, TypedBytes, type Route } from './route.ts';
+import { API_PREFIX, EventStream, TypedBytes, type Route } from './route.ts';
 import { unserved, type Metrics } from '../db/platform/metrics.ts';
 import { routes as allRoutes } from './routes/index.ts';
+import { StreamHub } from './feed/stream-hub.ts';
 
 /**
  * The Koa app, plus what a graceful stop needs: `drain()` makes every response from then on close
- * its connection, and `idle()` waits until no handler is running.
+ * its connection, `endStreams()` ends every availability stream at once, and `idle()` waits until
+ * no handler is running.
  */
-export type App = Koa<AppState> & { idle: () => Promise<void>; drain: () => void };
+export type App = Koa<AppState> & { idle: () => Promise<void>; drain: () => void; endStreams: () => void };
 
 /** Builds the app on the given dependencies; tests build one per database (or two, to race). */
 export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): App {
   const tracker = inFlight();
-  const app = Object.assign(new Koa<AppState>(), { idle: tracker.idle, drain: tracker.drain });
+  const metrics = deps.metrics ?? unserved;
+  const streams = deps.streams ?? new StreamHub({ db: deps.db, config: deps.config, log: deps.log, metrics });
+  const app = Object.assign(new Koa<AppState>(), {
+    idle: tracker.idle,
+    drain: tracker.drain,
+    endStreams: () => streams.endAll(),
+  });
   // Errors are rendered by `errors()`; what still reaches Koa is a socket failing mid-response.
   app.on('error', (err: Error) => deps.log.warn({ err: err.message }, 'response stream error'));
 
-  const metrics = deps.metrics ?? unserved;
   const router = new Router<AppState>();
   for (const route of routes) {
     const stack: AppMiddleware[] = [];
     if (route.auth) stack.push(authenticate(deps.db), rateLimit(metrics));
     if (route.body) stack.push(jsonBody());
-    stack.push(handle(route, deps));
+    stack.push(handle(route, { ...deps, streams }));
     const paths = [API_PREFIX + route.path.replace(/\{(\w+)\}/g, ':$1')];
     if (route.rootAlias) paths.push(route.rootAlias);
     for (const path of paths) router.register(path, [route.method], stack);
@@ -63,13 +70,23 @@ function handle(route: Route, deps: AppDeps): AppMiddleware {
     const input = validateInput(route, ctx);
     const partnerId = ctx.state.auth?.partnerId ?? '';
     const result = await route
-      .handler({ ...input, partnerId }, { ...deps, log: ctx.state.log })
+      .handler({ ...input, partnerId, headers: ctx.headers }, { ...deps, log: ctx.state.log })
       .catch((err) => {
         throw err instanceof InvalidFieldError ? asValidationError(route, err) : err;
       });
     ctx.status = result.status;
     if (result.headers) ctx.set(result.headers);
-    if (result.body instanceof TypedBytes) {
+    if (result.body instanceof EventStream) {
+      // Headers now, the body as events come: Koa leaves the response to the stream.
+      ctx.set({
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-cache, no-transform',
+        'X-Accel-Buffering': 'no',
+      });
+      ctx.respond = false;
+      ctx.res.writeHead(result.status);
+      result.body.attach(ctx.req, ctx.res);
+    } else if (result.body instanceof TypedBytes) {
       ctx.type = result.body.mediaType;
       ctx.body = encoded(ctx, result.body);
     } else if (result.body !== undefined) ctx.body = result.body;

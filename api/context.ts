@@ -6,6 +6,7 @@ import type { Knex } from '../db/postgres/knex.ts';
 import type { Logger } from '../db/platform/log.ts';
 import type { Metrics } from '../db/platform/metrics.ts';
 import type { AuthenticatedRequest } from '../db/queries/api-keys.ts';
+import type { StreamHub } from './feed/stream-hub.ts';
 
 /** What a request accumulates on its way through the middleware chain. */
 export interface AppState {
@@ -29,4 +30,6 @@ export interface AppDeps {
   log: Logger;
   /** Where requests are counted (absent: a registry nobody serves). */
   metrics?: Metrics;
+  /** The process's availability streams; the app makes it (api/feed/stream-hub.ts). */
+  streams?: StreamHub;
 }

@@ -6,10 +6,12 @@
  */
 import { BODY_LIMIT_BYTES } from './middleware/json-body.ts';
 import { itemsRefused } from './use-cases/item-refusals.ts';
+import { STREAMS_PER_PARTNER } from './use-cases/read-availability-changes.ts';
 import { MAX_SUBSCRIPTIONS } from './use-cases/manage-webhooks.ts';
 import {
   DeliveryNotDeadLetteredError,
   HoldInGroupError,
+  StreamLimitReachedError,
   IdempotencyKeyMismatchError,
   ItemsInConflictError,
   ItemsRejectedError,
@@ -49,6 +51,7 @@ const examples = new Map<DomainErrorClass, () => DomainError>([
   [IdempotencyKeyMismatchError, () => new IdempotencyKeyMismatchError(CASE_MESSAGES.idempotencyKeyMismatch)],
   [SubscriptionLimitReachedError, () => new SubscriptionLimitReachedError(MAX_SUBSCRIPTIONS)],
   [HoldInGroupError, () => new HoldInGroupError('6a1f0c3e-2b4d-4e8f-9a7c-1d3e5f7a9b2c')],
+  [StreamLimitReachedError, () => new StreamLimitReachedError(STREAMS_PER_PARTNER, 5)],
   [
     ItemsRejectedError,
     () =>

@@ -129,6 +129,36 @@ export class RateLimitExceededError extends DomainError {
   }
 }
 
+/** 429: the partner already has its 5 availability streams open, across every web process. */
+export class StreamLimitReachedError extends DomainError {
+  static override readonly code = 'STREAM_LIMIT_REACHED';
+  readonly retryAfterSeconds: number;
+  constructor(limit: number, retryAfterSeconds: number) {
+    super(
+      `You already have ${limit} availability streams open; close one, or retry after ${retryAfterSeconds} seconds.`,
+    );
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** 410: the feed no longer holds what came after this cursor; fetch availability again. */
+export class CursorExpiredError extends DomainError {
+  static override readonly code = 'CURSOR_EXPIRED';
+  readonly details: FieldProblem[];
+  constructor() {
+    super(
+      'The change feed no longer holds the changes after this cursor; fetch GET /slots/availability again.',
+    );
+    this.details = [
+      {
+        field: 'after',
+        in: 'query',
+        message: 'has expired: continue from the changes_cursor of a fresh GET /slots/availability',
+      },
+    ];
+  }
+}
+
 /** 503: the database cannot serve right now (unreachable, restarting, or too slow); retry shortly. */
 export class ServiceUnavailableError extends DomainError {
   static override readonly code = 'SERVICE_UNAVAILABLE';

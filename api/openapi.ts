@@ -9,7 +9,7 @@
  */
 import { exampleError } from './error-examples.ts';
 import { z } from 'zod';
-import { statusOf } from './middleware/errors.ts';
+import { errorBody, statusOf } from './middleware/errors.ts';
 import {
   HeadersTooLargeError,
   PayloadTooLargeError,
@@ -172,7 +172,7 @@ function responses(route: Route, components: Record<string, Json>): Json {
       }
     : { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
   for (const [status, spec] of Object.entries(route.responses)) {
-    const response: Json = { description: spec.description, headers };
+    const response: Json = { description: spec.description, headers: { ...headers, ...spec.headers } };
     if (spec.schema) {
       const media: Json = { schema: toSchema(spec.schema, 'output', components) };
       if (spec.example !== undefined) media.example = spec.example;
@@ -225,15 +225,7 @@ function responses(route: Route, components: Record<string, Json>): Json {
 
 /** The body the service sends for a real instance of `cls` (api/error-examples.ts). */
 function exampleOf(cls: DomainErrorClass): Json {
-  const error = exampleError(cls);
-  const example: Json = {
-    error: cls.code,
-    message: error.message,
-    request_id: 'b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c',
-  };
-  if (error instanceof ValidationError) example.details = error.details;
-  if (error instanceof RateLimitExceededError) example.retry_after_seconds = error.retryAfterSeconds;
-  return example;
+  return errorBody(exampleError(cls), 'b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c');
 }
 
 function parametersOf(

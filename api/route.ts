@@ -3,6 +3,7 @@
  * domain errors it can answer once; `api/app.ts` builds the Koa route from it (validation with
  * the same schemas) and `api/openapi.ts` builds the OpenAPI document from it.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import type { z } from 'zod';
 import type { AppDeps } from './context.ts';
@@ -17,8 +18,10 @@ export interface ResponseSpec {
   /** Absent for bodiless responses (204). */
   schema?: z.ZodType;
   example?: unknown;
-  /** The body's media types, when not JSON (the docs page and its assets). */
+  /** The body's media types, when not JSON (the docs page and its assets, an event stream). */
   mediaTypes?: readonly string[];
+  /** Headers this response carries besides those of every response, documented as given. */
+  headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
 }
 
 /** An outgoing request the route causes (OpenAPI callbacks), e.g. webhook deliveries. */
@@ -38,6 +41,8 @@ export interface RouteInput<P, Q, B> {
   query: Q;
   body: B;
   partnerId: string;
+  /** The request's headers, as Node parsed them (names in lower case), for the few routes reading one. */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 /** What a handler answers: a status and a JSON body (none for 204), or bytes of another type. */
@@ -90,6 +95,18 @@ export class JsonBytes<T = unknown> extends TypedBytes {
   declare readonly shape?: T;
   constructor(bytes: Buffer) {
     super('application/json; charset=utf-8', bytes);
+  }
+}
+
+/**
+ * A Server-Sent Events response: the app sends its status and headers at once (with the stream
+ * headers: no caching, no buffering by proxies, never compressed), leaves the response open, and
+ * hands the request and response to `attach`, which writes events until the stream ends.
+ */
+export class EventStream {
+  readonly attach: (req: IncomingMessage, res: ServerResponse) => void;
+  constructor(attach: (req: IncomingMessage, res: ServerResponse) => void) {
+    this.attach = attach;
   }
 }
 

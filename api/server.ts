@@ -44,12 +44,15 @@ const ACCEPTED_GRACE_MS = 1_000;
 /**
  * Stops `server` gracefully: no new connection is accepted; a connection accepted just before
  * still gets its request answered (http.Server.close() would close it at once as "idle", cutting
- * off a request already on its way); every request in flight is answered, its connection then
+ * off a request already on its way); open availability streams end at once; every request in
+ * flight is answered, its connection then
  * closed; idle keep-alive connections are closed after a grace period; after `drainTimeoutMs`
  * whatever is left is cut. Resolves when no handler runs any more (or the timeout passed).
  */
 export async function closeGracefully(server: Server, app: App, drainTimeoutMs: number): Promise<void> {
   app.drain();
+  // Availability streams never finish by themselves: they end now, sending nothing more.
+  app.endStreams();
   const closed = once(server, 'close');
   // net.Server's close: stop listening, but leave the accepted connections to finish.
   NetServer.prototype.close.call(server);

@@ -29,6 +29,45 @@ CREATE TABLE api_keys (
 );
 CREATE INDEX api_keys_partner_idx ON public.api_keys USING btree (partner_id);
 
+CREATE TABLE availability_change_purges (
+  venue_id uuid NOT NULL,
+  through_position bigint NOT NULL,
+  CONSTRAINT availability_change_purges_pkey PRIMARY KEY (venue_id)
+);
+
+CREATE TABLE availability_changes (
+  id bigint GENERATED ALWAYS AS IDENTITY (START WITH 1 INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1) NOT NULL,
+  venue_id uuid NOT NULL,
+  "position" bigint,
+  recorded_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  kind text NOT NULL,
+  resource_ids uuid[],
+  windows tstzrange[],
+  range_resource_id uuid,
+  from_date date,
+  to_date date,
+  reason text,
+  CONSTRAINT availability_changes_pkey PRIMARY KEY (id),
+  CONSTRAINT availability_changes_check CHECK (((kind = 'slot'::text) = (windows IS NOT NULL))),
+  CONSTRAINT availability_changes_kind_check CHECK ((kind = ANY (ARRAY['slot'::text, 'range'::text]))),
+  CONSTRAINT availability_changes_reason_check CHECK ((reason = ANY (ARRAY['blackout'::text, 'price_rule'::text, 'venue_status'::text, 'resource'::text])))
+);
+CREATE UNIQUE INDEX availability_changes_position_idx ON public.availability_changes USING btree ("position") WHERE ("position" IS NOT NULL);
+CREATE INDEX availability_changes_unpositioned_idx ON public.availability_changes USING btree (id) WHERE ("position" IS NULL);
+CREATE INDEX availability_changes_venue_position_idx ON public.availability_changes USING btree (venue_id, "position") WHERE ("position" IS NOT NULL);
+CREATE INDEX availability_changes_venue_recorded_idx ON public.availability_changes USING btree (venue_id, recorded_at);
+
+CREATE TABLE availability_streams (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  process_id text NOT NULL,
+  opened_at timestamp with time zone NOT NULL DEFAULT now(),
+  seen_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT availability_streams_pkey PRIMARY KEY (id)
+);
+CREATE INDEX availability_streams_partner_idx ON public.availability_streams USING btree (partner_id, seen_at);
+CREATE INDEX availability_streams_process_idx ON public.availability_streams USING btree (process_id);
+
 CREATE TABLE blackouts (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   venue_id uuid NOT NULL,
@@ -497,7 +536,19 @@ CREATE TABLE webhook_subscriptions (
 );
 CREATE INDEX webhook_subscriptions_partner_idx ON public.webhook_subscriptions USING btree (partner_id);
 
+-- Sequences
+
+CREATE SEQUENCE availability_change_position AS bigint START WITH 1 INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1;
+
 -- Functions
+
+CREATE OR REPLACE FUNCTION public.api_key_is_live(k api_keys)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+$function$;
 
 CREATE OR REPLACE FUNCTION public.authorized_venues(p_partner_id uuid)
  RETURNS SETOF venues
@@ -506,6 +557,126 @@ CREATE OR REPLACE FUNCTION public.authorized_venues(p_partner_id uuid)
 AS $function$
   select v.* from venues v join venue_grants g on g.venue_id = v.id
   where g.partner_id = p_partner_id and v.status <> 'archived'
+$function$;
+
+CREATE OR REPLACE FUNCTION public.availability_change_events(c availability_changes)
+ RETURNS TABLE(k integer, resource_id uuid, event jsonb)
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+#variable_conflict use_column
+begin
+  if c.kind = 'range' then
+    return query select 0, c.range_resource_id, jsonb_build_object(
+      'type', 'range', 'venue_id', c.venue_id, 'resource_id', c.range_resource_id,
+      'from', to_char(c.from_date, 'YYYY-MM-DD'), 'to', to_char(c.to_date, 'YYYY-MM-DD'), 'reason', c.reason);
+    return;
+  end if;
+  return query
+  with changed as (
+    select w.resource_id, w.during from unnest(c.resource_ids, c.windows) as w(resource_id, during)
+  ), affected as (
+    select distinct s.id as resource_id, resource_units(s.id) as units, s.duration_minutes, ch.during
+      from changed ch
+      join resources s on s.venue_id = c.venue_id and s.created_at <= c.recorded_at
+                      and resource_units(s.id) && resource_units(ch.resource_id)
+  ), slot as (
+    select distinct on (vs.slot_start, vs.resource_id) vs.*, a.units
+      from affected a
+      join venues v on v.id = c.venue_id
+      cross join lateral (select distinct d
+                            from unnest(array[(lower(a.during) at time zone v.timezone)::date,
+                                              ((upper(a.during) - interval '1 microsecond') at time zone v.timezone)::date]) d) d
+      -- venue_slots() keeps the slots inside [from, to]: these bounds keep those overlapping the window.
+      cross join lateral venue_slots(c.venue_id, d.d, a.resource_id,
+                                     lower(a.during) - make_interval(mins => a.duration_minutes) + interval '1 microsecond',
+                                     upper(a.during) + make_interval(mins => a.duration_minutes) - interval '1 microsecond') vs
+     order by vs.slot_start, vs.resource_id
+  )
+  select (row_number() over (order by s.slot_start, s.resource_id) - 1)::integer, s.resource_id,
+         jsonb_build_object(
+           'type', 'slot', 'venue_id', c.venue_id, 'slot_id', slot_id(s.resource_id, s.slot_start),
+           'resource_id', s.resource_id, 'slot_start', iso_utc(s.slot_start), 'slot_end', iso_utc(s.slot_end),
+           'price_rupees', s.price_rupees, 'is_available', s.bookable and not s.taken,
+           'held_until', case when s.bookable and s.taken then (
+             select case when bool_or(rv.expires_at is null) then null else iso_utc(max(rv.expires_at)) end
+               from reservations rv
+              where rv.active and rv.unit_id = any (s.units) and rv.during && tstzrange(s.slot_start, s.slot_end)
+                and reservation_is_live(rv)) end)
+    from slot s
+   order by s.slot_start, s.resource_id;
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.availability_cursor_expired(p_venue_id uuid, p_position bigint, p_retention_seconds integer)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+begin
+  return exists (select from availability_change_purges p
+                  where p.venue_id = p_venue_id and p.through_position > p_position)
+      or exists (select from availability_changes c
+                  where c.venue_id = p_venue_id
+                    and c.recorded_at < now() - make_interval(secs => p_retention_seconds)
+                    and (c.position is null or c.position > p_position));
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.availability_feed(p_venue_ids uuid[], p_after_position bigint, p_after_k integer, p_resource_id uuid, p_limit integer)
+ RETURNS TABLE(change_position bigint, k integer, venue_id uuid, event jsonb)
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+#variable_conflict use_column
+declare
+  v_change availability_changes;
+  v_event record;
+  v_units uuid[] := case when p_resource_id is not null then resource_units(p_resource_id) end;
+  v_listed integer := 0;
+begin
+  if p_limit <= 0 then
+    return;
+  end if;
+  for v_change in
+    select c.* from availability_changes c
+     where c.venue_id = any (p_venue_ids) and c.position is not null
+       and c.position >= p_after_position + case when p_after_k is null then 1 else 0 end
+     order by c.position
+  loop
+    if p_resource_id is not null and v_change.kind = 'slot' and not exists (
+         select from unnest(v_change.resource_ids) r where resource_units(r) && v_units) then
+      continue;
+    end if;
+    for v_event in select * from availability_change_events(v_change) e loop
+      continue when v_change.position = p_after_position and p_after_k is not null and v_event.k <= p_after_k;
+      continue when p_resource_id is not null and v_event.resource_id is not null
+                    and v_event.resource_id <> p_resource_id;
+      change_position := v_change.position;
+      k := v_event.k;
+      venue_id := v_change.venue_id;
+      event := v_event.event;
+      return next;
+      v_listed := v_listed + 1;
+      if v_listed >= p_limit then
+        return;
+      end if;
+    end loop;
+  end loop;
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.availability_snapshot(p_partner_id uuid, p_venue_id uuid, p_date date, p_one_resource boolean, p_resource_id uuid)
+ RETURNS TABLE(resource_id uuid, starts_ms text, ends_ms text, prices text, available text, changes_position bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select a.resource_id, a.starts_ms, a.ends_ms, a.prices, a.available, null::bigint
+    from venue_availability(p_partner_id, p_venue_id, p_date, p_one_resource, p_resource_id) a
+  union all
+  select null, null, null, null, null,
+         coalesce((select c.position from availability_changes c where c.position is not null
+                    order by c.position desc limit 1), 0)
 $function$;
 
 CREATE OR REPLACE FUNCTION public.book_reservations(p_hold_ids uuid[])
@@ -520,6 +691,7 @@ begin
   loop
     update reservations set expires_at = null where id = v_id;
   end loop;
+  perform record_windows_changed(p_hold_ids);
 end
 $function$;
 
@@ -652,7 +824,7 @@ begin
   end if;
 
   update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
-  update reservations set expires_at = null where hold_id = v_hold.id;
+  perform book_reservations(array[v_hold.id]);
   insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
                         payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
                         customer_email)
@@ -815,6 +987,9 @@ begin
       from held h, unnest(resource_units(h.resource_id)) u
   )
   select array_agg(h.id order by h.item_index) into v_hold_ids from held h;
+  perform record_availability_change(p_group.venue_id, p_resources,
+    array(select tstzrange(x.start, x.start + make_interval(mins => x.minutes))
+            from unnest(p_starts, p_minutes) with ordinality as x(start, minutes, n) order by x.n));
   perform record_hold_events('hold_created', v_hold_ids, null);
   perform from send_job_hold_group_expire(jsonb_build_object('hold_group_id', p_group.id) || job_trace(),
                                           p_group.hold_expiry_at);
@@ -1038,6 +1213,7 @@ begin
   insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
     select v_hold.id, u, v_hold.resource_id, tstzrange(v_hold.slot_start, v_hold.slot_end), v_hold.hold_expiry_at
       from unnest(v_units) u;
+  perform record_availability_change(v_venue.id, array[v_hold.resource_id], array[tstzrange(p_start, v_end)]);
   perform record_hold_event(v_hold, 'hold_created', null); -- (the trace is the transaction's already)
   perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id) || job_trace(), v_hold.hold_expiry_at);
 
@@ -1316,6 +1492,32 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.prune_availability_changes(p_retention_seconds integer, p_batch integer)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_deleted integer;
+begin
+  perform sequence_availability_changes();
+  with gone as (
+    delete from availability_changes c
+     where c.id in (select o.id from availability_changes o
+                     where o.recorded_at < now() - make_interval(secs => p_retention_seconds)
+                       and o.position is not null
+                     order by o.recorded_at
+                     limit p_batch)
+    returning c.venue_id, c.position
+  ), by_venue as (
+    insert into availability_change_purges as p (venue_id, through_position)
+    select g.venue_id, max(g.position) from gone g group by g.venue_id
+    on conflict (venue_id) do update set through_position = greatest(p.through_position, excluded.through_position)
+  )
+  select count(*) into v_deleted from gone;
+  return v_deleted;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.publish_event(p_event_id uuid)
  RETURNS void
  LANGUAGE plpgsql
@@ -1372,6 +1574,28 @@ CREATE OR REPLACE FUNCTION public.queue_delivery_attempt(p_delivery_id uuid, p_a
 AS $function$
 begin
   perform pg_notify('webhook_attempts_due', '');
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.record_availability_change(p_venue_id uuid, p_resource_ids uuid[], p_windows tstzrange[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+begin
+  insert into availability_changes (venue_id, kind, resource_ids, windows)
+    values (p_venue_id, 'slot', p_resource_ids, p_windows);
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.record_availability_range(p_venue_id uuid, p_resource_id uuid, p_from date, p_to date, p_reason text)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+begin
+  insert into availability_changes (venue_id, kind, range_resource_id, from_date, to_date, reason)
+    select v.id, 'range', p_resource_id, coalesce(p_from, (now() at time zone v.timezone)::date),
+           coalesce(p_to, (now() at time zone v.timezone)::date + v.max_advance_days), p_reason
+      from venues v where v.id = p_venue_id;
 end
 $function$;
 
@@ -1486,6 +1710,18 @@ AS $function$
     p_trace)
 $function$;
 
+CREATE OR REPLACE FUNCTION public.record_windows_changed(p_hold_ids uuid[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+begin
+  perform record_availability_change(h.venue_id, array_agg(h.resource_id order by h.id),
+                                     array_agg(tstzrange(h.slot_start, h.slot_end) order by h.id))
+     from holds h where h.id = any (p_hold_ids)
+    group by h.venue_id;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.release_reservations(p_hold_ids uuid[])
  RETURNS void
  LANGUAGE plpgsql
@@ -1498,6 +1734,7 @@ begin
   loop
     update reservations set active = false where id = v_id;
   end loop;
+  perform record_windows_changed(p_hold_ids);
 end
 $function$;
 
@@ -1760,6 +1997,18 @@ AS $function$
   ;
     end
     $function$;
+
+CREATE OR REPLACE FUNCTION public.sequence_availability_changes()
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+begin
+  perform pg_advisory_xact_lock(hashtextextended('availability-change-sequencer', 0));
+  update availability_changes set position = nextval('availability_change_position') where position is null;
+  return coalesce((select c.position from availability_changes c where c.position is not null
+                    order by c.position desc limit 1), 0);
+end
+$function$;
 
 CREATE OR REPLACE FUNCTION public.series_json(p_series_id uuid)
  RETURNS jsonb

@@ -9,7 +9,10 @@ import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/database-url.ts';
 import { useTestDatabase } from './helpers/database.ts';
+import { makeBookingWorld } from './helpers/booking.ts';
 import { makePartner } from './helpers/factories.ts';
+import { eventsArrive, openStream } from './helpers/feed.ts';
+import type { TestServer } from './helpers/http.ts';
 import { ROOT as root, startProcess, type Started } from './helpers/processes.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -39,6 +42,34 @@ test('two web processes enforce one shared budget per key, and stop with exit 0 
     for (const web of webs) t.is(await stop(web), 0, web.output());
   }
   t.true(webs.every((w) => w.output().includes('"web stopped"')));
+});
+
+test('SIGTERM with availability streams open: each ends within 1 s with nothing more sent, and web exits 0 within 10 s', async (t) => {
+  const w = await makeBookingWorld(database().db);
+  const web = start('api/main.ts');
+  try {
+    const { port } = await web.logLine('web listening');
+    const server = { url: `http://127.0.0.1:${port as number}` } as TestServer;
+    const streams = await Promise.all(
+      [1, 2, 3].map(() => openStream(server, w.apiKey, { venue_id: w.venueId })),
+    );
+    await Promise.all(streams.map((s) => eventsArrive(s, 1)));
+    const signalled = Date.now();
+    const ends = streams.map((s) => s.ended.then(() => Date.now() - signalled));
+    const code = web.stop();
+    for (const took of await Promise.all(ends)) t.true(took <= 1_000, `a stream ended after ${took} ms`);
+    t.is(await code, 0, web.output());
+    t.true(Date.now() - signalled <= 10_000);
+    for (const s of streams)
+      t.deepEqual(
+        s.events().map((e) => e.event),
+        ['hello'],
+        'nothing after hello',
+      );
+  } finally {
+    await stop(web);
+  }
+  t.true(web.output().includes('"web stopped"'));
 });
 
 test('a worker starts pg-boss and stops with exit 0 on SIGTERM', async (t) => {

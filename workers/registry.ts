@@ -1,4 +1,5 @@
 /** The one list of job handlers: every kind of job the worker runs, and who handles it. */
+import { availabilityPrune } from './availability-prune.ts';
 import { holdExpire } from './hold-expire.ts';
 import { holdGroupExpire } from './hold-group-expire.ts';
 import type { JobHandler } from './job-handler.ts';
@@ -13,4 +14,5 @@ export const handlers: readonly JobHandler[] = [
   waitlistExpire,
   waitlistPromote,
   retentionPrune,
+  availabilityPrune,
 ];

@@ -22,6 +22,8 @@ import {
   HoldGroupNotFoundError,
   HoldInGroupError,
   SeriesNotFoundError,
+  StreamLimitReachedError,
+  CursorExpiredError,
   HoldNotFoundError,
   ItemsInConflictError,
   ItemsRefusedError,
@@ -63,6 +65,8 @@ const STATUS = new Map<DomainErrorClass, number>([
   [HoldNotFoundError, 404],
   [HoldGroupNotFoundError, 404],
   [SeriesNotFoundError, 404],
+  [CursorExpiredError, 410],
+  [StreamLimitReachedError, 429],
   [BookingNotFoundError, 404],
   [RouteNotFoundError, 404],
   [SubscriptionNotFoundError, 404],
@@ -124,15 +128,27 @@ export function errors(): AppMiddleware {
  */
 export function errorBody(err: DomainError, requestId: string): Record<string, unknown> {
   const body: Record<string, unknown> = { error: err.code, message: err.message, request_id: requestId };
-  if (err instanceof ValidationError || err instanceof ItemsRefusedError) body.details = err.details;
+  if (
+    err instanceof ValidationError ||
+    err instanceof ItemsRefusedError ||
+    err instanceof CursorExpiredError
+  ) {
+    body.details = err.details;
+  }
   if (err instanceof HoldInGroupError) body.hold_group_id = err.holdGroupId;
-  if (err instanceof RateLimitExceededError) body.retry_after_seconds = err.retryAfterSeconds;
+  if (err instanceof RateLimitExceededError || err instanceof StreamLimitReachedError) {
+    body.retry_after_seconds = err.retryAfterSeconds;
+  }
   return body;
 }
 
 function render(ctx: AppContext, err: DomainError): void {
   ctx.status = STATUS.get(err.constructor as DomainErrorClass) ?? 500;
-  if (err instanceof RateLimitExceededError || err instanceof ServiceUnavailableError) {
+  if (
+    err instanceof RateLimitExceededError ||
+    err instanceof ServiceUnavailableError ||
+    err instanceof StreamLimitReachedError
+  ) {
     ctx.set('Retry-After', String(err.retryAfterSeconds));
   }
   ctx.body = errorBody(err, ctx.state.requestId);

@@ -7,8 +7,9 @@
  * availability are chosen per request. The bytes are exactly what JSON.stringify makes of the
  * response as objects (test/unit/availability-body.test.ts).
  */
-import type { ResourceDay, SlotTimes } from '../../db/queries/slots.ts';
+import type { AvailabilitySnapshot, SlotTimes } from '../../db/queries/slots.ts';
 import { slotId } from '../../db/rules/slot-id.ts';
+import { cursorOf } from '../feed/cursor.ts';
 import { JsonBytes } from '../route.ts';
 import type { AvailabilityResponse } from '../schemas/availability.ts';
 
@@ -22,7 +23,6 @@ const tails = new Map<number, Buffer>();
 const MAX_TAILS = 10_000;
 
 const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']}');
 
 interface Placed {
   start: number;
@@ -33,7 +33,7 @@ interface Placed {
 export function presentAvailability(
   venueId: string,
   date: string,
-  days: readonly ResourceDay[],
+  { days, changesPosition }: AvailabilitySnapshot,
 ): JsonBytes<AvailabilityResponse> {
   const slots: Placed[] = [];
   for (const day of days) {
@@ -56,7 +56,9 @@ export function presentAvailability(
     if (i > 0) chunks.push(COMMA);
     chunks.push(slots[i]!.head, slots[i]!.tail);
   }
-  chunks.push(CLOSE);
+  chunks.push(
+    Buffer.from(`],"changes_cursor":${JSON.stringify(cursorOf({ position: changesPosition, k: null }))}}`),
+  );
   return new JsonBytes(Buffer.concat(chunks));
 }
 

@@ -35,6 +35,7 @@ export const availabilityRoutes = [
               is_available: true,
             },
           ],
+          changes_cursor: '2n9c',
         },
       },
     },

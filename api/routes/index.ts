@@ -1,5 +1,6 @@
 /** Every route of the API, in one list: `api/app.ts` serves them, `api/openapi.ts` documents them. */
 import type { Route } from '../route.ts';
+import { availabilityChangeRoutes } from './availability-changes.ts';
 import { availabilityRoutes } from './availability.ts';
 import { bookingRoutes } from './bookings.ts';
 import { contractRoutes } from './contract.ts';
@@ -20,6 +21,7 @@ export const routes: readonly Route[] = [
   ...docsRoutes,
   ...venueRoutes,
   ...availabilityRoutes,
+  ...availabilityChangeRoutes,
   ...holdRoutes,
   ...holdGroupRoutes,
   ...seriesRoutes,

@@ -19,7 +19,23 @@ export const AvailabilitySlot = z
   })
   .meta({ id: 'AvailabilitySlot' });
 
+/** A place in the availability change feed (`changes_cursor`, `after`, an event's `cursor`). */
+export const ChangesCursor = z.string().meta({
+  description:
+    'An opaque cursor of the availability change feed (1 to 64 of A-Za-z0-9._:-); store it and send it back ' +
+    'unchanged.',
+});
+
 export const AvailabilityResponse = z
-  .object({ venue_id: Uuid, date: z.string(), slots: z.array(AvailabilitySlot) })
+  .object({
+    venue_id: Uuid,
+    date: z.string(),
+    slots: z.array(AvailabilitySlot),
+    changes_cursor: ChangesCursor.meta({
+      description:
+        'Where the change feed stands for this answer: GET /slots/availability/changes?after=<this> (or a stream ' +
+        'resumed from it) lists every change these slots may not show.',
+    }),
+  })
   .meta({ id: 'Availability' });
 export type AvailabilityResponse = z.infer<typeof AvailabilityResponse>;

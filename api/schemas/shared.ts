@@ -90,7 +90,9 @@ export const ErrorBody = z
           'Present on VALIDATION_ERROR (one entry per problem), and on the refusal of a hold group or series ' +
           '(one entry per failing item or occurrence, with its `reason`).',
       }),
-    retry_after_seconds: z.number().int().optional().meta({ description: 'Present on RATE_LIMIT_EXCEEDED.' }),
+    retry_after_seconds: z.number().int().optional().meta({
+      description: 'Present on RATE_LIMIT_EXCEEDED and STREAM_LIMIT_REACHED: the Retry-After seconds.',
+    }),
     hold_group_id: z.guid().optional().meta({
       description: 'Present on HOLD_IN_GROUP: the group to confirm or release instead.',
     }),

@@ -200,6 +200,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/slots/availability/changes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Poll the availability change feed
+     * @description The events after `after`, oldest first: a `slot` event for every grid slot a hold, release, expiry, confirm, cancel or refund affected (its state as availability shows it now, and `held_until`), and a `range` event for each operator change (fetch those dates again). Start from a GET /slots/availability `changes_cursor`; continue from `next_after`, waiting `X-Poll-Interval` seconds when `has_more` is false. The log never skips: a transaction that commits late is listed after every cursor already handed out. 410 CURSOR_EXPIRED when the feed no longer holds what followed `after`: fetch availability again.
+     */
+    get: operations['listAvailabilityChanges'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/slots/availability/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Stream the availability change feed (Server-Sent Events)
+     * @description The change feed as Server-Sent Events: `retry: 5000`, then `hello` (or `resync_required` when the resume cursor has expired: fetch availability again), then the same `slot` and `range` events, in the same order and with the same cursors as a poll, each once: the replay after the resume cursor, then live. Each event is `id: <cursor>`, `event: <type>` and one `data:` line of JSON. Resume with the `Last-Event-ID` header (or `last_event_id`); without one the stream starts at the current position. `: keep-alive` comments fill silences. The stream sends `access_revoked` and ends when you lose the venue or your key stops working, and ends after 30 minutes or when you stop reading for 30 s: reconnect with Last-Event-ID. At most 5 open streams per partner (429 STREAM_LIMIT_REACHED). Opening one counts one request.
+     */
+    get: operations['streamAvailabilityChanges'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/bookings/hold': {
     parameters: {
       query?: never;
@@ -740,6 +780,41 @@ export interface components {
       venue_id: string;
       date: string;
       slots: components['schemas']['AvailabilitySlot'][];
+      /** @description Where the change feed stands for this answer: GET /slots/availability/changes?after=<this> (or a stream resumed from it) lists every change these slots may not show. */
+      changes_cursor: string;
+    };
+    AvailabilityChangeEvent:
+      components['schemas']['AvailabilitySlotEvent'] | components['schemas']['AvailabilityRangeEvent'];
+    AvailabilityChanges: {
+      /** @description Oldest first. */
+      data: components['schemas']['AvailabilityChangeEvent'][];
+      /** @description Where to poll from next: the last event’s cursor when has_more, else the feed’s current position. */
+      next_after: string;
+      /** @description Whether at least one more event follows the last of this page. */
+      has_more: boolean;
+    };
+    /** @description An operator's change: fetch availability again for every date from `from` to `to`. */
+    AvailabilityRangeEvent: {
+      /** @enum {string} */
+      type: 'range';
+      /** @description An opaque cursor of the availability change feed (1 to 64 of A-Za-z0-9._:-); store it and send it back unchanged. */
+      cursor: string;
+      /** Format: uuid */
+      venue_id: string;
+      /** @description Null: every resource of the venue. */
+      resource_id: string | null;
+      /**
+       * Format: date
+       * @description Venue-local date, inclusive.
+       */
+      from: string;
+      /**
+       * Format: date
+       * @description Venue-local date, inclusive.
+       */
+      to: string;
+      /** @enum {string} */
+      reason: 'blackout' | 'price_rule' | 'venue_status' | 'resource';
     };
     AvailabilitySlot: {
       /** Format: uuid */
@@ -752,6 +827,29 @@ export interface components {
       price_rupees: number;
       /** @description A hint only: true is not a reservation. */
       is_available: boolean;
+    };
+    /** @description A slot a change affected, as GET /slots/availability would show it when the event was sent. */
+    AvailabilitySlotEvent: {
+      /** @enum {string} */
+      type: 'slot';
+      /** @description An opaque cursor of the availability change feed (1 to 64 of A-Za-z0-9._:-); store it and send it back unchanged. */
+      cursor: string;
+      /** Format: uuid */
+      venue_id: string;
+      /** Format: uuid */
+      slot_id: string;
+      resource_id: string;
+      /** Format: date-time */
+      slot_start: string;
+      /** Format: date-time */
+      slot_end: string;
+      price_rupees: number;
+      is_available: boolean;
+      /**
+       * Format: date-time
+       * @description When the slot is unavailable only because of holds: the latest of their hold_expiry_at (it is free from then on, whether or not an event says so). Null otherwise.
+       */
+      held_until: string | null;
     };
     BookingChangeResponse: {
       message: string;
@@ -896,7 +994,7 @@ export interface components {
       request_id?: string;
       /** @description Present on VALIDATION_ERROR (one entry per problem), and on the refusal of a hold group or series (one entry per failing item or occurrence, with its `reason`). */
       details?: components['schemas']['ErrorDetail'][];
-      /** @description Present on RATE_LIMIT_EXCEEDED. */
+      /** @description Present on RATE_LIMIT_EXCEEDED and STREAM_LIMIT_REACHED: the Retry-After seconds. */
       retry_after_seconds?: number;
       /**
        * Format: uuid
@@ -2382,7 +2480,8 @@ export interface operations {
            *           "price_rupees": 500,
            *           "is_available": true
            *         }
-           *       ]
+           *       ],
+           *       "changes_cursor": "2n9c"
            *     }
            */
           'application/json': components['schemas']['Availability'];
@@ -2441,6 +2540,350 @@ export interface operations {
         };
       };
       /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listAvailabilityChanges: {
+    parameters: {
+      query: {
+        venue_id: string;
+        /** @description A snapshot's `changes_cursor`, an earlier `next_after`, or any event's `cursor`. */
+        after: string;
+        /** @description Only the events of this resource, and the venue-wide ones. */
+        resource_id?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of events. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          /** @description Seconds to wait before the next poll when has_more is false. */
+          'X-Poll-Interval'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "type": "slot",
+           *           "cursor": "2lk9-0",
+           *           "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+           *           "slot_id": "5b1f3c7e-2d4a-5e8b-9c1d-7f2a4b6c8d0e",
+           *           "resource_id": "9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48",
+           *           "slot_start": "2026-11-23T00:30:00.000Z",
+           *           "slot_end": "2026-11-23T01:30:00.000Z",
+           *           "price_rupees": 500,
+           *           "is_available": false,
+           *           "held_until": "2026-11-22T10:45:00.000Z"
+           *         },
+           *         {
+           *           "type": "range",
+           *           "cursor": "2lkb-0",
+           *           "venue_id": "3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73",
+           *           "resource_id": null,
+           *           "from": "2026-11-22",
+           *           "to": "2026-12-13",
+           *           "reason": "venue_status"
+           *         }
+           *       ],
+           *       "next_after": "2lkb",
+           *       "has_more": false
+           *     }
+           */
+          'application/json': components['schemas']['AvailabilityChanges'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: VENUE_NOT_AUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: CURSOR_EXPIRED. */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_HEADERS_TOO_LARGE. */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR (nothing internal is disclosed). */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "INTERNAL_ERROR",
+           *       "message": "Something went wrong on our side; the request id identifies it.",
+           *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  streamAvailabilityChanges: {
+    parameters: {
+      query: {
+        venue_id: string;
+        /** @description Only the events of this resource, and the venue-wide ones. */
+        resource_id?: string;
+        /** @description Where to resume, for a client that cannot set headers on its first request: any cursor `after` takes. The Last-Event-ID header wins when both are sent. */
+        last_event_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The stream. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example retry: 5000
+           *
+           *     id: 2lk8
+           *     event: hello
+           *     data: {"type":"hello","cursor":"2lk8","venue_id":"3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73"}
+           *
+           *     id: 2lk9-0
+           *     event: slot
+           *     data: {"type":"slot","cursor":"2lk9-0","venue_id":"3f1c2a9e-8d7b-4c55-9a0e-2b6f4d8e1a73","slot_id":"5b1f3c7e-2d4a-5e8b-9c1d-7f2a4b6c8d0e","resource_id":"9b2d7c1e-4f3a-4e8b-b1c6-5d0a7e9f2c48","slot_start":"2026-11-23T00:30:00.000Z","slot_end":"2026-11-23T01:30:00.000Z","price_rupees":500,"is_available":false,"held_until":"2026-11-22T10:45:00.000Z"}
+           *
+           *     : keep-alive
+           */
+          'text/event-stream': string;
+        };
+      };
+      /** @description Error: VALIDATION_ERROR. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: VENUE_NOT_AUTHORIZED. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT. */
+      408: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: STREAM_LIMIT_REACHED or RATE_LIMIT_EXCEEDED. */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];

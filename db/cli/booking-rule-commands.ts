@@ -1,4 +1,5 @@
 /** Booking rules set by operators: price:add, blackout:add, membership:create. */
+import * as availabilityChanges from '../queries/availability-changes.ts';
 import { z } from 'zod';
 import { DateOnly, wholeNumberText } from '../platform/input.ts';
 import { Phone } from '../rules/phone.ts';
@@ -47,6 +48,17 @@ export const bookingRuleCommands = [
         toTime: flags.to ?? null,
         onDate: flags.date ?? null,
       });
+      const { rows } = await trx.raw<{ rows: { venue_id: string }[] }>(
+        'select venue_id from resources where id = ?',
+        [flags.resource],
+      );
+      await availabilityChanges.recordRange(trx, {
+        venueId: rows[0]!.venue_id,
+        resourceId: flags.resource,
+        from: flags.date ?? null,
+        to: flags.date ?? null,
+        reason: 'price_rule',
+      });
       return { rule_id: ruleId };
     },
   }),
@@ -77,6 +89,12 @@ export const bookingRuleCommands = [
         from: flags.from,
         to: flags.to,
         reason: flags.reason ?? null,
+      });
+      await availabilityChanges.recordBlackoutRange(trx, {
+        venueId: flags.venue,
+        resourceId: flags.resource ?? null,
+        from: flags.from,
+        to: flags.to,
       });
       return { blackout_id: blackoutId };
     },

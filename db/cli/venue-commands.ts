@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { wholeNumberText } from '../platform/input.ts';
 import type { Knex } from '../postgres/knex.ts';
+import * as availabilityChanges from '../queries/availability-changes.ts';
 import * as packages from '../queries/packages.ts';
 import * as partners from '../queries/partners.ts';
 import * as resources from '../queries/resources.ts';
@@ -67,6 +68,13 @@ export const venueCommands = [
     flags: z.strictObject({ venue: id, status: z.enum(venues.VENUE_STATUSES) }),
     async run(trx, flags) {
       mustExist(await venues.setStatus(trx, flags.venue, flags.status), 'venue', flags.venue);
+      await availabilityChanges.recordRange(trx, {
+        venueId: flags.venue,
+        resourceId: null,
+        from: null,
+        to: null,
+        reason: 'venue_status',
+      });
       return { venue_id: flags.venue, status: flags.status };
     },
   }),
@@ -116,6 +124,13 @@ export const venueCommands = [
         closesAt: flags.close,
         closedOn: flags['closed-on'] ?? [],
         parts,
+      });
+      await availabilityChanges.recordRange(trx, {
+        venueId: flags.venue,
+        resourceId,
+        from: null,
+        to: null,
+        reason: 'resource',
       });
       return { resource_id: resourceId };
     },

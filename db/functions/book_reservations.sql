@@ -4,6 +4,10 @@
 -- unit and UTC day (booked_time, a row per unit and day, kept by the triggers on reservations), and
 -- writers that change those rows in one order never deadlock. (Item by item, two groups confirming
 -- windows of the same courts on one day in opposite orders did, and waited deadlock_timeout for it.)
+-- Either records the one availability change of the windows (record_availability_change()): a
+-- confirm leaves them unavailable but no longer held; a release frees them.
+--
+-- requires: record_availability_change
 create or replace function book_reservations(p_hold_ids uuid[]) returns void
 language plpgsql as $$
 declare
@@ -14,6 +18,7 @@ begin
   loop
     update reservations set expires_at = null where id = v_id;
   end loop;
+  perform record_windows_changed(p_hold_ids);
 end
 $$;
 
@@ -27,5 +32,6 @@ begin
   loop
     update reservations set active = false where id = v_id;
   end loop;
+  perform record_windows_changed(p_hold_ids);
 end
 $$;

@@ -6,10 +6,11 @@
 -- (`hold_in_group`: a group is confirmed as one), has not expired, is ACTIVE, still has its
 -- reservations, and that a member-priced hold is confirmed for its member; then, when asked,
 -- takes one package credit (the caller's purchase for this customer and venue that expires first,
--- locked), and writes the booking and booking_created. A replay answers the stored result, so it
+-- locked), books its reservations (book_reservations(), which records the availability change), and
+-- writes the booking and booking_created. A replay answers the stored result, so it
 -- never takes a second credit. Refusals: SQLSTATE PB000 with the reason as the message.
 --
--- requires: claim_idempotency_key, venue_authorized, hold_is_expired, hold_is_intact,
+-- requires: claim_idempotency_key, venue_authorized, hold_is_expired, hold_is_intact, book_reservations,
 --   record_booking_event
 create or replace function confirm_hold(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text,
@@ -77,7 +78,7 @@ begin
   end if;
 
   update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
-  update reservations set expires_at = null where hold_id = v_hold.id;
+  perform book_reservations(array[v_hold.id]);
   insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
                         payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
                         customer_email)

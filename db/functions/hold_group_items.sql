@@ -2,12 +2,12 @@
 -- of a group that has just been placed become its holds, in the order given (item_index 0, 1, …),
 -- every one an ordinary hold: the group's expiry, the group's customer, its price as given
 -- (window_price(), the discount applied), its reservations on every unit of its resource and its
--- hold_created, recorded in item order. A series' group gives each hold's occurrence index
+-- hold_created, recorded in item order; one availability change for all of them. A series' group gives each hold's occurrence index
 -- (`p_occurrences`, null for a plain group), which its holds carry with the series. The group gets one expiry job (send_job_hold_group_expire()), however many holds it
 -- has. The caller has judged and locked every window; the exclusion constraint has the last word.
 -- Shared by the group's and the series' placements (place_hold_group(), place_series()).
 --
--- requires: slot_id, resource_units, record_hold_events, job_trace
+-- requires: slot_id, resource_units, record_availability_change, record_hold_events, job_trace
 create or replace function hold_group_items(
   p_group hold_groups, p_resources uuid[], p_starts timestamptz[], p_minutes integer[], p_prices integer[],
   p_discount integer, p_occurrences integer[]
@@ -31,6 +31,9 @@ begin
       from held h, unnest(resource_units(h.resource_id)) u
   )
   select array_agg(h.id order by h.item_index) into v_hold_ids from held h;
+  perform record_availability_change(p_group.venue_id, p_resources,
+    array(select tstzrange(x.start, x.start + make_interval(mins => x.minutes))
+            from unnest(p_starts, p_minutes) with ordinality as x(start, minutes, n) order by x.n));
   perform record_hold_events('hold_created', v_hold_ids, null);
   perform from send_job_hold_group_expire(jsonb_build_object('hold_group_id', p_group.id) || job_trace(),
                                           p_group.hold_expiry_at);

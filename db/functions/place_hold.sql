@@ -12,7 +12,7 @@
 --   overdue one (a hold past its expiry, not yet expired) is refused as `overdue` with the holds'
 --   ids, which the caller expires as their job would and then places the hold again;
 -- - inserts the hold and its reservations (the exclusion constraint has the last word), records
---   hold_created, sends the hold's expiry job (send_job_hold_expire(), pg-boss's own send), and
+--   the availability change and hold_created, sends the hold's expiry job (send_job_hold_expire(), pg-boss's own send), and
 --   stores the hold under the key.
 --
 -- Refusals are SQLSTATE PB000 with the reason as the message (db/postgres/pg-errors.ts), and leave
@@ -20,7 +20,8 @@
 -- the expiry job.
 --
 -- requires: claim_idempotency_key, authorized_venues, venue_slots, membership_discount, resource_units,
---   lock_reservation_windows, window_claims, slot_id, record_hold_event, job_trace
+--   lock_reservation_windows, window_claims, slot_id, record_availability_change, record_hold_event,
+--   job_trace
 create or replace function place_hold(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid,
   p_start timestamptz, p_minutes integer, p_customer_phone text,
@@ -100,6 +101,7 @@ begin
   insert into reservations (hold_id, unit_id, resource_id, during, expires_at)
     select v_hold.id, u, v_hold.resource_id, tstzrange(v_hold.slot_start, v_hold.slot_end), v_hold.hold_expiry_at
       from unnest(v_units) u;
+  perform record_availability_change(v_venue.id, array[v_hold.resource_id], array[tstzrange(p_start, v_end)]);
   perform record_hold_event(v_hold, 'hold_created', null); -- (the trace is the transaction's already)
   perform from send_job_hold_expire(jsonb_build_object('hold_id', v_hold.id) || job_trace(), v_hold.hold_expiry_at);
 

@@ -7,7 +7,14 @@ import { PgBoss, type ConstructorOptions } from 'pg-boss';
 import type { Config } from '../platform/config.ts';
 import type { Logger } from '../platform/log.ts';
 import { isDatabaseUnavailable } from '../postgres/pg-errors.ts';
-import { expiryOf, JOB_KINDS, RETENTION_CRON, RETENTION_PRUNE } from './kinds.ts';
+import {
+  AVAILABILITY_PRUNE,
+  AVAILABILITY_PRUNE_CRON,
+  expiryOf,
+  JOB_KINDS,
+  RETENTION_CRON,
+  RETENTION_PRUNE,
+} from './kinds.ts';
 
 /** Creates (does not start) a pg-boss instance; `role` decides which background duties it runs. */
 export function createBoss(
@@ -58,6 +65,7 @@ export async function ensureQueues(boss: PgBoss, config: Config): Promise<void> 
     if (await boss.getQueue(kind.name)) await boss.updateQueue(kind.name, options);
     else await boss.createQueue(kind.name, options);
   }
-  // The one recurring job; an upsert, so every migrate leaves exactly this schedule.
+  // The recurring jobs; upserts, so every migrate leaves exactly these schedules.
   await boss.schedule(RETENTION_PRUNE.name, RETENTION_CRON, {}, { tz: 'UTC' });
+  await boss.schedule(AVAILABILITY_PRUNE.name, AVAILABILITY_PRUNE_CRON, {}, { tz: 'UTC' });
 }

@@ -129,12 +129,29 @@ export const RETENTION_PRUNE = {
 /** When retention.prune runs: daily at 03:17 UTC, off the hour when cron jobs crowd. */
 export const RETENTION_CRON = '17 3 * * *';
 
+/**
+ * availability.prune: every ten minutes (AVAILABILITY_PRUNE_CRON), deletes availability changes
+ * older than AVAILABILITY_CHANGES_RETENTION_SECONDS, in small batches (workers/availability-prune.ts),
+ * remembering per venue the last position deleted, so that a cursor behind it answers 410.
+ */
+export const AVAILABILITY_PRUNE = {
+  name: 'availability.prune',
+  payload: z.object({}).loose(),
+  retry: PATIENT,
+  expireInSeconds: 600,
+  notify: false,
+} satisfies JobKind;
+
+/** When availability.prune runs: every ten minutes (the contract asks at least hourly). */
+export const AVAILABILITY_PRUNE_CRON = '*/10 * * * *';
+
 export const JOB_KINDS: readonly JobKind[] = [
   HOLD_EXPIRE,
   HOLD_GROUP_EXPIRE,
   WAITLIST_EXPIRE,
   WAITLIST_PROMOTE,
   RETENTION_PRUNE,
+  AVAILABILITY_PRUNE,
 ];
 
 /** A kind's job expiry under `config`. */

@@ -35,6 +35,8 @@ const EnvSchema = z.object({
   DATABASE_POOL_MODE: z.enum(POOL_MODES).default('session'),
   // Events are promised for at least 30 days (CONTRACT.md), so no shorter.
   RETENTION_DAYS: wholeNumberText(30, 3650).default(30),
+  AVAILABILITY_CHANGES_RETENTION_SECONDS: wholeNumberText(10, 2_592_000).default(86_400),
+  STREAM_KEEPALIVE_SECONDS: wholeNumberText(1, 60).default(15),
   // Unset: no metrics listener (CONTRACT.md: a process listens on no port its variables do not name).
   METRICS_PORT: wholeNumberText(0, 65535).optional(),
   // Traces are exported when either endpoint is set; the OpenTelemetry SDK reads the rest itself.
@@ -69,6 +71,13 @@ export interface Config {
   readonly databasePoolMode: (typeof POOL_MODES)[number];
   /** Days events, delivery attempts and idempotency keys are kept before retention.prune deletes them. */
   readonly retentionDays: number;
+  /**
+   * Seconds availability changes are kept: the worker deletes older ones, and web answers a cursor
+   * behind a change older than that 410 CURSOR_EXPIRED (each process by its own value).
+   */
+  readonly availabilityChangesRetentionSeconds: number;
+  /** Seconds of silence after which an availability stream writes a keep-alive comment. */
+  readonly streamKeepaliveSeconds: number;
   /** Where `/metrics` and the probes listen (metrics-server.ts); undefined: nowhere. */
   readonly metricsPort: number | undefined;
   /** Whether traces are exported over OTLP (db/platform/tracing.ts). */
@@ -108,6 +117,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseLockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
     databasePoolMode: e.DATABASE_POOL_MODE,
     retentionDays: e.RETENTION_DAYS,
+    availabilityChangesRetentionSeconds: e.AVAILABILITY_CHANGES_RETENTION_SECONDS,
+    streamKeepaliveSeconds: e.STREAM_KEEPALIVE_SECONDS,
     metricsPort: e.METRICS_PORT,
     tracing: Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
     tracingServiceName: e.OTEL_SERVICE_NAME,

@@ -53,6 +53,7 @@ export class Metrics {
   readonly deadLetters: Counter;
   readonly deliveryDuration: Histogram;
   readonly holdExpiryLag: Histogram;
+  readonly availabilityStreams: Gauge;
 
   /**
    * A registry serving the metrics of `roles`. The other part's metrics exist all the same, so
@@ -98,6 +99,12 @@ export class Metrics {
       help: "Time from a hold's hold_expiry_at to a worker expiring it.",
       buckets: EXPIRY_LAG_BUCKETS,
       registers: worker,
+    });
+
+    this.availabilityStreams = new Gauge({
+      name: 'availability_streams_open',
+      help: 'Availability streams (Server-Sent Events) this process has open.',
+      registers: web,
     });
 
     const pools = this.pools;

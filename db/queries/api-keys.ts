@@ -73,7 +73,7 @@ export async function authenticateMany(
        join partners p on p.id = k.partner_id
       cross join lateral take_rate_limit_tokens(k.id, p.rate_limit, ?) with ordinality t
       cross join set_config('synchronous_commit', 'off', true)
-      where k.key_hash = ? and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+      where k.key_hash = ? and api_key_is_live(k)
       order by t.ordinality`,
     [count, keyHash],
   );

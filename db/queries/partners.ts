@@ -38,8 +38,7 @@ export async function listWithKeys(db: Knex): Promise<PartnerListing[]> {
   const { rows } = await db.raw<{ rows: PartnerListing[] }>(
     `select p.id as partner_id, p.name, p.rate_limit, p.created_at,
             (select count(*)::int from api_keys k
-              where k.partner_id = p.id and k.revoked_at is null
-                and (k.expires_at is null or k.expires_at > now())) as active_keys,
+              where k.partner_id = p.id and api_key_is_live(k)) as active_keys,
             array(select g.venue_id from venue_grants g where g.partner_id = p.id order by g.venue_id) as venue_ids
        from partners p
       order by p.created_at, p.id`,

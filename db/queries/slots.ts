@@ -35,9 +35,17 @@ interface ResourceDayRow {
   available: string;
 }
 
+/** The grid of a date and the change log's position it was read at (its `changes_cursor`). */
+export interface AvailabilitySnapshot {
+  days: ResourceDay[];
+  /** The last position of the availability change log, in the snapshot the grid was read in. */
+  changesPosition: bigint;
+}
+
 /**
  * The grid a partner may see of a venue (or one of its resources) on a venue-local date, one entry
- * per resource, by resource id. One round trip; refuses (PB000, `refusalOf()`)
+ * per resource, by resource id, and the change log's position in the same snapshot
+ * (`availability_snapshot()`). One round trip; refuses (PB000, `refusalOf()`)
  * `venue_not_authorized` and `resource_not_in_venue`.
  */
 export async function availableOnDate(
@@ -46,9 +54,9 @@ export async function availableOnDate(
   venueId: string,
   date: string,
   resourceId?: string,
-): Promise<ResourceDay[]> {
-  const { rows } = await db.raw<{ rows: ResourceDayRow[] }>(
-    'select * from venue_availability(?, ?, ?::date, ?, ?)',
+): Promise<AvailabilitySnapshot> {
+  const { rows } = await db.raw<{ rows: (ResourceDayRow & { changes_position: string | null })[] }>(
+    'select * from availability_snapshot(?, ?, ?::date, ?, ?)',
     [
       partnerId,
       venueId,
@@ -57,11 +65,15 @@ export async function availableOnDate(
       resourceId && isUuid(resourceId) ? resourceId : null,
     ],
   );
-  return rows.map((row) => ({
-    times: internTimes(row),
-    prices: row.prices.split(',').map(Number),
-    available: row.available.split(',').map((flag) => flag === 't'),
-  }));
+  const days = rows.filter((row) => row.resource_id !== null);
+  return {
+    days: days.map((row) => ({
+      times: internTimes(row),
+      prices: row.prices.split(',').map(Number),
+      available: row.available.split(',').map((flag) => flag === 't'),
+    })),
+    changesPosition: BigInt(rows.find((row) => row.resource_id === null)!.changes_position!),
+  };
 }
 
 /**

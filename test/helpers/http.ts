@@ -125,7 +125,15 @@ export async function rawCall(server: TestServer, request: RawRequest): Promise<
   const head = Buffer.from(lines.join('\r\n'), 'latin1');
   const socket = connect(Number(port), hostname);
   const chunks: Buffer[] = [];
-  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    // An event stream never ends by itself: once its first event is in, that is the answer.
+    const seen = Buffer.concat(chunks);
+    const head = seen.indexOf('\r\n\r\n');
+    if (head >= 0 && /content-type: text\/event-stream/i.test(seen.subarray(0, head).toString('latin1'))) {
+      if (/\nevent: [^\n]*\ndata: [^\n]*\n\n/.test(seen.subarray(head).toString('utf8'))) socket.destroy();
+    }
+  });
   socket.setTimeout(RAW_TIMEOUT_MS, () => socket.destroy(new Error(`no answer within ${RAW_TIMEOUT_MS} ms`)));
   socket.write(body ? Buffer.concat([head, body]) : head);
   // The server may answer and close before it has read a body it refuses (413): that is an answer.

@@ -2,7 +2,8 @@
  * The availability body written as bytes (api/presenters/availability.ts) is exactly what
  * JSON.stringify makes of the response built as objects, ordered by start time and then resource:
  * the same keys in the same order, the same ids and times, whether a slot's head was just made or
- * kept from an earlier request, and with a resource's slots listed in any order.
+ * kept from an earlier request, and with a resource's slots listed in any order; the change feed's
+ * cursor last.
  */
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
@@ -10,7 +11,7 @@ import { presentAvailability } from '../../api/presenters/availability.ts';
 import type { ResourceDay, SlotTimes } from '../../db/queries/slots.ts';
 import { slotId } from '../../db/rules/slot-id.ts';
 
-function asObjects(venueId: string, date: string, days: ResourceDay[]): string {
+function asObjects(venueId: string, date: string, days: ResourceDay[], changesCursor: string): string {
   const slots = days.flatMap((day) =>
     day.times.starts.map((start, i) => ({
       slot_id: slotId(day.times.resourceId, start),
@@ -24,7 +25,7 @@ function asObjects(venueId: string, date: string, days: ResourceDay[]): string {
   slots.sort(
     (a, b) => a.slot_start.localeCompare(b.slot_start) || a.resource_id.localeCompare(b.resource_id),
   );
-  return JSON.stringify({ venue_id: venueId, date, slots });
+  return JSON.stringify({ venue_id: venueId, date, slots, changes_cursor: changesCursor });
 }
 
 /** A resource's slots of `minutes` from `first`, listed in a shuffled order. */
@@ -53,13 +54,16 @@ test('the bytes are JSON.stringify of the objects, by start then resource, first
     }));
   for (const round of [0, 1, 2]) {
     t.is(
-      presentAvailability(venueId, '2026-11-24', days(round)).bytes.toString('utf8'),
-      asObjects(venueId, '2026-11-24', days(round)),
+      presentAvailability(venueId, '2026-11-24', {
+        days: days(round),
+        changesPosition: 1296n * BigInt(round),
+      }).bytes.toString('utf8'),
+      asObjects(venueId, '2026-11-24', days(round), (1296 * round).toString(36)),
       `round ${round}`,
     );
   }
   t.is(
-    presentAvailability(venueId, '2026-11-25', []).bytes.toString('utf8'),
-    asObjects(venueId, '2026-11-25', []),
+    presentAvailability(venueId, '2026-11-25', { days: [], changesPosition: 0n }).bytes.toString('utf8'),
+    asObjects(venueId, '2026-11-25', [], '0'),
   );
 });

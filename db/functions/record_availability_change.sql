@@ -1,0 +1,44 @@
+-- record_availability_change(venue, resources, windows) and record_availability_range(venue,
+-- resource, from, to, reason): the one change a transaction records when it changes what
+-- GET /slots/availability shows, in that transaction, so a change exists if and only if what it
+-- describes committed. A `slot` change names the windows it changed, each on its resource (a hold
+-- group's several): the feed turns it into one event per grid slot they affect, each with the
+-- slot's state when it is read (availability_change_events()). A `range` change is an operator's
+-- (a blackout, a price rule, a venue's status, a new resource): "fetch availability again for these
+-- venue-local dates", from `p_from` to `p_to` inclusive, each when not given the venue-local today
+-- and today + max_advance_days. The change has no position yet: sequence_availability_changes()
+-- gives it one once it is committed. Changes of reservations record theirs where the reservations
+-- change (place_hold(), hold_group_items(), confirm_hold(), book_reservations(),
+-- release_reservations()); the operator commands record ranges (db/cli/).
+create or replace function record_availability_change(p_venue_id uuid, p_resource_ids uuid[], p_windows tstzrange[])
+returns void
+language plpgsql as $$
+begin
+  insert into availability_changes (venue_id, kind, resource_ids, windows)
+    values (p_venue_id, 'slot', p_resource_ids, p_windows);
+end
+$$;
+
+create or replace function record_availability_range(
+  p_venue_id uuid, p_resource_id uuid, p_from date, p_to date, p_reason text
+) returns void
+language plpgsql as $$
+begin
+  insert into availability_changes (venue_id, kind, range_resource_id, from_date, to_date, reason)
+    select v.id, 'range', p_resource_id, coalesce(p_from, (now() at time zone v.timezone)::date),
+           coalesce(p_to, (now() at time zone v.timezone)::date + v.max_advance_days), p_reason
+      from venues v where v.id = p_venue_id;
+end
+$$;
+
+-- record_windows_changed(holds): the availability change of the windows of these holds (or of their
+-- bookings), at one venue: the change a confirm or a release records.
+create or replace function record_windows_changed(p_hold_ids uuid[]) returns void
+language plpgsql as $$
+begin
+  perform record_availability_change(h.venue_id, array_agg(h.resource_id order by h.id),
+                                     array_agg(tstzrange(h.slot_start, h.slot_end) order by h.id))
+     from holds h where h.id = any (p_hold_ids)
+    group by h.venue_id;
+end
+$$;

@@ -1,0 +1,266 @@
+/**
+ * The availability stream (Server-Sent Events) through two web processes on one database: its
+ * headers and first event, live events as the poll lists them, resuming by Last-Event-ID (the header
+ * over the query), an expired resume, the per-partner limit counted across processes, keep-alives,
+ * access revoked, and a long backlog replayed once, in order.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { randomUUID } from 'node:crypto';
+import { parseCursor } from '../../api/feed/cursor.ts';
+import { createDb } from '../../db/postgres/knex.ts';
+import * as grants from '../../db/queries/venue-grants.ts';
+import { holdSlot, localDate, makeBookingWorld } from '../helpers/booking.ts';
+import { testConfig, useTestDatabase } from '../helpers/database.ts';
+import { eventsArrive, openStream, pollAll, snapshotCursor, type OpenStream } from '../helpers/feed.ts';
+import { itemOf, placeGroup } from '../helpers/hold-groups.ts';
+import { call, startApp, type TestServer } from '../helpers/http.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const database = useTestDatabase(test);
+let web: TestServer[] = [];
+let keepAlive: TestServer;
+let shortRetention: TestServer;
+let secondPool: ReturnType<typeof createDb> | undefined;
+test.before(async () => {
+  const db = await database.ready();
+  secondPool = createDb(db.url, { poolMax: 5 });
+  web = [await startApp(db), await startApp(db, { db: secondPool })];
+  keepAlive = await startApp(db, { config: testConfig({ STREAM_KEEPALIVE_SECONDS: '1' }) });
+  shortRetention = await startApp(db, {
+    config: testConfig({ AVAILABILITY_CHANGES_RETENTION_SECONDS: '60' }),
+  });
+});
+test.after.always(async () => {
+  for (const s of [...web, keepAlive, shortRetention]) await s?.close();
+  await secondPool?.destroy();
+});
+
+/** Opens a stream that the test closes when it ends (tests run side by side: each closes its own). */
+async function open(
+  t: ExecutionContext,
+  server: TestServer,
+  key: string,
+  query: Record<string, string>,
+  headers: Record<string, string> = {},
+) {
+  const stream = await openStream(server, key, query, headers);
+  t.teardown(() => stream.close());
+  return stream;
+}
+
+async function world() {
+  const w = await makeBookingWorld(database().db);
+  const date = await localDate(database().db, w.venueId, 1);
+  return { w, date, cursor: await snapshotCursor(web[0]!, w.apiKey, w.venueId, date) };
+}
+
+const withoutCursor = (e: Record<string, unknown>) => {
+  const { cursor: _c, ...rest } = e;
+  return rest;
+};
+
+test('live: the stream headers, retry, hello, then the events a poll lists, each once', async (t) => {
+  const { w, cursor } = await world();
+  const stream = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId }, { 'accept-encoding': 'gzip, br' });
+  t.is(stream.status, 200);
+  t.regex(String(stream.headers['content-type']), /^text\/event-stream/);
+  t.is(stream.headers['cache-control'], 'no-cache, no-transform');
+  t.is(stream.headers['x-accel-buffering'], 'no');
+  t.is(stream.headers['content-encoding'], undefined);
+  t.truthy(stream.headers['x-request-id']);
+  t.truthy(stream.headers['x-ratelimit-remaining']);
+  await eventsArrive(stream, 1);
+  t.is(stream.frames[0]!.retry, 5000);
+  const hello = stream.events()[0]!;
+  t.is(hello.event, 'hello');
+  t.like(hello.data, { type: 'hello', venue_id: w.venueId, cursor: hello.id });
+  t.true(
+    parseInt(hello.id!, 36) >= parseInt(cursor, 36),
+    'the current position: at or after what the snapshot taken before gave',
+  );
+
+  await holdSlot(web[1]!, w, { index: 1 });
+  await holdSlot(web[0]!, w, { index: 3 });
+  await eventsArrive(stream, 3);
+  const { events } = await pollAll(web[0]!, w.apiKey, w.venueId, hello.id!);
+  const live = stream.events().slice(1);
+  t.deepEqual(
+    live.map((f) => [f.id, f.event, f.data!.cursor]),
+    events.map((e) => [e.cursor, 'slot', e.cursor]),
+  );
+  t.deepEqual(
+    live.map((f) => withoutCursor(f.data!)),
+    events.map(withoutCursor),
+  );
+  await new Promise((r) => setTimeout(r, 700));
+  t.is(stream.events().length, 3, 'nothing twice');
+});
+
+test('resume: Last-Event-ID replays what came after it, then live; the header wins over the query', async (t) => {
+  const { w, cursor } = await world();
+  await holdSlot(web[0]!, w, { index: 0 });
+  await holdSlot(web[0]!, w, { index: 2 });
+  const { events } = await pollAll(web[0]!, w.apiKey, w.venueId, cursor);
+  const first = events[0]!.cursor as string;
+  const fromHeader = await open(
+    t,
+    web[1]!,
+    w.apiKey,
+    { venue_id: w.venueId, last_event_id: 'zzzz' },
+    { 'last-event-id': first },
+  );
+  await eventsArrive(fromHeader, 2);
+  t.like(fromHeader.events()[0], { event: 'hello', id: first });
+  t.is(fromHeader.events()[1]!.id, events[1]!.cursor as string);
+  const fromQuery = await open(
+    t,
+    web[0]!,
+    w.apiKey,
+    { venue_id: w.venueId, last_event_id: cursor },
+    { 'last-event-id': '' },
+  );
+  await eventsArrive(fromQuery, 3);
+  t.deepEqual(
+    fromQuery.events().map((f) => f.id),
+    [cursor, ...events.map((e) => e.cursor as string)],
+  );
+  await holdSlot(web[1]!, w, { index: 4 });
+  await eventsArrive(fromQuery, 4);
+  await eventsArrive(fromHeader, 3);
+  t.is(fromQuery.events()[3]!.id, fromHeader.events()[2]!.id);
+});
+
+test('refusals before any stream: a bad cursor (header or query), the venue, the resource', async (t) => {
+  const { w } = await world();
+  const header = await open(
+    t,
+    web[0]!,
+    w.apiKey,
+    { venue_id: w.venueId },
+    { 'last-event-id': 'not a cursor' },
+  );
+  t.is(header.status, 400);
+  t.deepEqual(
+    (header.body!.details as { field: string; in: string }[]).map((d) => [d.field, d.in]),
+    [['Last-Event-ID', 'header']],
+  );
+  const query = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId, last_event_id: 'zzzzzzzzz' });
+  t.is(query.status, 400);
+  t.deepEqual(
+    (query.body!.details as { field: string; in: string }[]).map((d) => [d.field, d.in]),
+    [['last_event_id', 'query']],
+  );
+  const stranger = await makeBookingWorld(database().db);
+  const venue = await open(t, web[0]!, stranger.apiKey, { venue_id: w.venueId });
+  t.is(venue.status, 403);
+  t.is(venue.body!.error, 'VENUE_NOT_AUTHORIZED');
+  const resource = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId, resource_id: randomUUID() });
+  t.is(resource.status, 400);
+  const unauthenticated = await open(t, web[0]!, 'f'.repeat(64), { venue_id: w.venueId });
+  t.is(unauthenticated.status, 401);
+});
+
+test('an expired resume cursor starts with resync_required at the current position', async (t) => {
+  const { db } = database();
+  const { w, date, cursor } = await world();
+  await holdSlot(web[0]!, w, { index: 5 });
+  await db('availability_changes')
+    .where({ venue_id: w.venueId })
+    .update({ recorded_at: db.raw("now() - interval '2 minutes'") });
+  const stream = await open(
+    t,
+    shortRetention,
+    w.apiKey,
+    { venue_id: w.venueId },
+    { 'last-event-id': cursor },
+  );
+  t.is(stream.status, 200);
+  await eventsArrive(stream, 1);
+  const first = stream.events()[0]!;
+  t.is(first.event, 'resync_required');
+  t.like(first.data, { type: 'resync_required', reason: 'cursor_expired', venue_id: w.venueId });
+  // The current position: past the venue's change, and no further than a snapshot taken after it
+  // (other tests write to the same log meanwhile).
+  const position = parseCursor(first.id!)!.position;
+  t.true(position > parseCursor(cursor)!.position);
+  t.true(position <= parseCursor(await snapshotCursor(web[0]!, w.apiKey, w.venueId, date))!.position);
+  t.is(first.data!.cursor, first.id);
+});
+
+test('five streams per partner across both web processes; the sixth is 429 STREAM_LIMIT_REACHED; a closed one frees its place', async (t) => {
+  const { w } = await world();
+  const streams: OpenStream[] = [];
+  for (let i = 0; i < 5; i++) {
+    const s = await open(t, web[i % 2]!, w.apiKey, { venue_id: w.venueId });
+    t.is(s.status, 200);
+    streams.push(s);
+  }
+  for (const server of web) {
+    const refused = await open(t, server, w.apiKey, { venue_id: w.venueId });
+    t.is(refused.status, 429);
+    t.is(refused.body!.error, 'STREAM_LIMIT_REACHED');
+    t.true(Number(refused.headers['retry-after']) >= 1);
+    t.is(refused.body!.retry_after_seconds, Number(refused.headers['retry-after']));
+  }
+  streams[0]!.close();
+  await waitFor(async () => (await open(t, web[1]!, w.apiKey, { venue_id: w.venueId })).status === 200, {
+    timeout: 5_000,
+  });
+});
+
+test('keep-alive comments fill silences of STREAM_KEEPALIVE_SECONDS, and only silences', async (t) => {
+  const { w } = await world();
+  const stream = await open(t, keepAlive, w.apiKey, { venue_id: w.venueId });
+  await eventsArrive(stream, 1);
+  const started = Date.now();
+  await waitFor(() => stream.frames.some((f) => f.comment === 'keep-alive'), { timeout: 3_000 });
+  t.true(Date.now() - started >= 900, 'not before a second of silence');
+});
+
+test('access revoked: the stream says so and ends when the grant goes, or the key', async (t) => {
+  const { db } = database();
+  const { w } = await world();
+  const byGrant = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId });
+  await eventsArrive(byGrant, 1);
+  await grants.revoke(db, w.partnerId, w.venueId);
+  await byGrant.ended;
+  const last = byGrant.events().at(-1)!;
+  t.is(last.event, 'access_revoked');
+  t.like(last.data, { type: 'access_revoked', venue_id: w.venueId });
+
+  const other = await world();
+  const byKey = await open(t, web[1]!, other.w.apiKey, { venue_id: other.w.venueId });
+  await eventsArrive(byKey, 1);
+  await db('api_keys').where({ partner_id: other.w.partnerId }).update({ revoked_at: db.fn.now() });
+  await byKey.ended;
+  t.is(byKey.events().at(-1)!.event, 'access_revoked');
+});
+
+test('a long backlog is replayed once, in order, page after page, then the stream goes live', async (t) => {
+  const { db } = database();
+  const { w, cursor } = await world();
+  for (let day = 1; day <= 7; day++) {
+    for (const resource of [w.court, w.halfA, w.halfB]) {
+      const items = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => itemOf(db, w.venueId, resource, i * 2, { daysAhead: day })),
+      );
+      await placeGroup(web[0]!, w, items);
+    }
+  }
+  const { events } = await pollAll(web[0]!, w.apiKey, w.venueId, cursor);
+  t.true(events.length > 250, `${events.length} events`);
+  const stream = await open(t, web[1]!, w.apiKey, { venue_id: w.venueId }, { 'last-event-id': cursor });
+  await eventsArrive(stream, events.length + 1, 20_000);
+  t.deepEqual(
+    stream
+      .events()
+      .slice(1)
+      .map((f) => f.id),
+    events.map((e) => e.cursor),
+  );
+  await holdSlot(web[0]!, w, { index: 15 });
+  await eventsArrive(stream, events.length + 2);
+  t.is(new Set(stream.events().map((f) => f.id)).size, stream.events().length, 'each once');
+  const rate = await call(web[0]!, 'GET', `/api/v1/partner/venues/${w.venueId}`, { key: w.apiKey });
+  t.is(rate.status, 200);
+});
