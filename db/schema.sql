@@ -35,11 +35,19 @@ CREATE TABLE availability_change_purges (
   CONSTRAINT availability_change_purges_pkey PRIMARY KEY (venue_id)
 );
 
+CREATE TABLE availability_change_sequencer (
+  one boolean NOT NULL DEFAULT true,
+  watermark xid8 NOT NULL,
+  CONSTRAINT availability_change_sequencer_pkey PRIMARY KEY (one),
+  CONSTRAINT availability_change_sequencer_one_check CHECK (one)
+);
+
 CREATE TABLE availability_changes (
   id bigint GENERATED ALWAYS AS IDENTITY (START WITH 1 INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1) NOT NULL,
   venue_id uuid NOT NULL,
   "position" bigint,
   recorded_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  recorded_xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
   kind text NOT NULL,
   resource_ids uuid[],
   windows tstzrange[],
@@ -53,7 +61,7 @@ CREATE TABLE availability_changes (
   CONSTRAINT availability_changes_reason_check CHECK ((reason = ANY (ARRAY['blackout'::text, 'price_rule'::text, 'venue_status'::text, 'resource'::text])))
 );
 CREATE UNIQUE INDEX availability_changes_position_idx ON public.availability_changes USING btree ("position") WHERE ("position" IS NOT NULL);
-CREATE INDEX availability_changes_unpositioned_idx ON public.availability_changes USING btree (id) WHERE ("position" IS NULL);
+CREATE INDEX availability_changes_unpositioned_idx ON public.availability_changes USING btree (recorded_xid) WHERE ("position" IS NULL);
 CREATE INDEX availability_changes_venue_position_idx ON public.availability_changes USING btree (venue_id, "position") WHERE ("position" IS NOT NULL);
 CREATE INDEX availability_changes_venue_recorded_idx ON public.availability_changes USING btree (venue_id, recorded_at);
 
@@ -559,53 +567,76 @@ AS $function$
   where g.partner_id = p_partner_id and v.status <> 'archived'
 $function$;
 
-CREATE OR REPLACE FUNCTION public.availability_change_events(c availability_changes)
- RETURNS TABLE(k integer, resource_id uuid, event jsonb)
- LANGUAGE plpgsql
+CREATE OR REPLACE FUNCTION public.availability_change_events(p_changes availability_changes[])
+ RETURNS TABLE(change_position bigint, k integer, resource_id uuid, event jsonb)
+ LANGUAGE sql
  STABLE
 AS $function$
-#variable_conflict use_column
-begin
-  if c.kind = 'range' then
-    return query select 0, c.range_resource_id, jsonb_build_object(
-      'type', 'range', 'venue_id', c.venue_id, 'resource_id', c.range_resource_id,
-      'from', to_char(c.from_date, 'YYYY-MM-DD'), 'to', to_char(c.to_date, 'YYYY-MM-DD'), 'reason', c.reason);
-    return;
-  end if;
-  return query
-  with changed as (
-    select w.resource_id, w.during from unnest(c.resource_ids, c.windows) as w(resource_id, during)
-  ), affected as (
-    select distinct s.id as resource_id, resource_units(s.id) as units, s.duration_minutes, ch.during
-      from changed ch
-      join resources s on s.venue_id = c.venue_id and s.created_at <= c.recorded_at
-                      and resource_units(s.id) && resource_units(ch.resource_id)
-  ), slot as (
-    select distinct on (vs.slot_start, vs.resource_id) vs.*, a.units
-      from affected a
-      join venues v on v.id = c.venue_id
-      cross join lateral (select distinct d
-                            from unnest(array[(lower(a.during) at time zone v.timezone)::date,
-                                              ((upper(a.during) - interval '1 microsecond') at time zone v.timezone)::date]) d) d
-      -- venue_slots() keeps the slots inside [from, to]: these bounds keep those overlapping the window.
-      cross join lateral venue_slots(c.venue_id, d.d, a.resource_id,
-                                     lower(a.during) - make_interval(mins => a.duration_minutes) + interval '1 microsecond',
-                                     upper(a.during) + make_interval(mins => a.duration_minutes) - interval '1 microsecond') vs
-     order by vs.slot_start, vs.resource_id
-  )
-  select (row_number() over (order by s.slot_start, s.resource_id) - 1)::integer, s.resource_id,
+with c as (
+  select * from unnest(p_changes)
+), unit as materialized (
+  -- The units of every resource of these venues, once.
+  select s.id, s.venue_id, s.created_at, s.duration_minutes, resource_units(s.id) as units
+    from resources s where s.venue_id in (select c.venue_id from c where c.kind = 'slot')
+), member as materialized (
+  select u.id as resource_id, m.unit_id from unit u cross join lateral unnest(u.units) as m(unit_id)
+), window_of as materialized (
+  -- Each slot change's windows, each on its resource.
+  select c.position, c.venue_id, c.recorded_at, w.resource_id, w.during
+    from c cross join lateral unnest(c.resource_ids, c.windows) as w(resource_id, during)
+   where c.kind = 'slot'
+), affected as (
+  -- Each window on every resource sharing a unit with its own (found by unit, in hash joins), of
+  -- those that existed when the change was recorded.
+  select distinct w.position, w.venue_id, s.id as resource_id, s.duration_minutes, w.during
+    from window_of w
+    join member changed on changed.resource_id = w.resource_id
+    join member sharing on sharing.unit_id = changed.unit_id
+    join unit s on s.id = sharing.resource_id and s.created_at <= w.recorded_at
+), probe as (
+  select distinct a.venue_id, a.resource_id, a.duration_minutes, a.during from affected a
+), slot as (
+  -- The grid slots overlapping each probed window, on the venue-local dates it touches.
+  select p.venue_id, p.resource_id as probe_resource_id, p.during as probe_during, vs.*
+    from probe p
+    join venues v on v.id = p.venue_id
+    cross join lateral (select distinct d
+                          from unnest(array[(lower(p.during) at time zone v.timezone)::date,
+                                            ((upper(p.during) - interval '1 microsecond') at time zone v.timezone)::date]) d) d
+    -- venue_slots() keeps the slots inside [from, to]: these bounds keep those overlapping the window.
+    cross join lateral venue_slots(p.venue_id, d.d, p.resource_id,
+                                   lower(p.during) - make_interval(mins => p.duration_minutes) + interval '1 microsecond',
+                                   upper(p.during) + make_interval(mins => p.duration_minutes) - interval '1 microsecond') vs
+), state as (
+  -- Each slot once: its event's JSON.
+  select distinct on (s.resource_id, s.slot_start) s.venue_id, s.resource_id, s.slot_start,
          jsonb_build_object(
-           'type', 'slot', 'venue_id', c.venue_id, 'slot_id', slot_id(s.resource_id, s.slot_start),
+           'type', 'slot', 'venue_id', s.venue_id, 'slot_id', slot_id(s.resource_id, s.slot_start),
            'resource_id', s.resource_id, 'slot_start', iso_utc(s.slot_start), 'slot_end', iso_utc(s.slot_end),
            'price_rupees', s.price_rupees, 'is_available', s.bookable and not s.taken,
            'held_until', case when s.bookable and s.taken then (
              select case when bool_or(rv.expires_at is null) then null else iso_utc(max(rv.expires_at)) end
                from reservations rv
-              where rv.active and rv.unit_id = any (s.units) and rv.during && tstzrange(s.slot_start, s.slot_end)
-                and reservation_is_live(rv)) end)
-    from slot s
-   order by s.slot_start, s.resource_id;
-end
+              where rv.active and rv.unit_id = any (u.units)
+                and rv.during && tstzrange(s.slot_start, s.slot_end)
+                and reservation_is_live(rv)) end) as event
+    from slot s join unit u on u.id = s.resource_id
+   order by s.resource_id, s.slot_start
+), listed as (
+  -- Each change's slots, each once (two windows of a group may reach the same slot).
+  select distinct a.position, s.resource_id, s.slot_start
+    from affected a
+    join slot s on s.probe_resource_id = a.resource_id and s.probe_during = a.during
+)
+select l.position, (row_number() over (partition by l.position order by l.slot_start, l.resource_id) - 1)::integer,
+       l.resource_id, st.event
+  from listed l
+  join state st on st.resource_id = l.resource_id and st.slot_start = l.slot_start
+union all
+select c.position, 0, c.range_resource_id, jsonb_build_object(
+         'type', 'range', 'venue_id', c.venue_id, 'resource_id', c.range_resource_id,
+         'from', to_char(c.from_date, 'YYYY-MM-DD'), 'to', to_char(c.to_date, 'YYYY-MM-DD'), 'reason', c.reason)
+  from c where c.kind = 'range'
 $function$;
 
 CREATE OR REPLACE FUNCTION public.availability_cursor_expired(p_venue_id uuid, p_position bigint, p_retention_seconds integer)
@@ -630,31 +661,53 @@ CREATE OR REPLACE FUNCTION public.availability_feed(p_venue_ids uuid[], p_after_
 AS $function$
 #variable_conflict use_column
 declare
-  v_change availability_changes;
-  v_event record;
   v_units uuid[] := case when p_resource_id is not null then resource_units(p_resource_id) end;
+  v_from bigint := p_after_position + case when p_after_k is null then 1 else 0 end;
+  v_changes availability_changes[];
+  v_batch integer;
+  v_size integer := 50;
+  v_event record;
   v_listed integer := 0;
 begin
   if p_limit <= 0 then
     return;
   end if;
-  for v_change in
-    select c.* from availability_changes c
-     where c.venue_id = any (p_venue_ids) and c.position is not null
-       and c.position >= p_after_position + case when p_after_k is null then 1 else 0 end
-     order by c.position
   loop
-    if p_resource_id is not null and v_change.kind = 'slot' and not exists (
-         select from unnest(v_change.resource_ids) r where resource_units(r) && v_units) then
-      continue;
+    v_batch := least(p_limit - v_listed, v_size);
+    v_size := least(v_size * 2, 1000);
+    -- One venue (a poll, a stream catching up) reads its changes in order from its index; several
+    -- (the streams' reader, just after its last read) read the few positioned since.
+    if cardinality(p_venue_ids) = 1 then
+      select array_agg(b order by b.position) into v_changes
+        from (select c.* from availability_changes c
+               where c.venue_id = p_venue_ids[1] and c.position is not null and c.position >= v_from
+                 and (p_resource_id is null or c.kind = 'range'
+                      or exists (select from unnest(c.resource_ids) r where resource_units(r) && v_units))
+               order by c.venue_id, c.position
+               limit v_batch) b;
+    else
+      select array_agg(b order by b.position) into v_changes
+        from (select c.* from availability_changes c
+               where c.venue_id = any (p_venue_ids) and c.position is not null and c.position >= v_from
+                 and (p_resource_id is null or c.kind = 'range'
+                      or exists (select from unnest(c.resource_ids) r where resource_units(r) && v_units))
+               order by c.position
+               limit v_batch) b;
     end if;
-    for v_event in select * from availability_change_events(v_change) e loop
-      continue when v_change.position = p_after_position and p_after_k is not null and v_event.k <= p_after_k;
+    exit when v_changes is null;
+    for v_event in
+      select e.change_position, e.k, e.resource_id, e.event, c.venue_id
+        from availability_change_events(v_changes) e
+        join unnest(v_changes) c on c.position = e.change_position
+       order by e.change_position, e.k
+    loop
+      continue when v_event.change_position = p_after_position and p_after_k is not null
+                    and v_event.k <= p_after_k;
       continue when p_resource_id is not null and v_event.resource_id is not null
                     and v_event.resource_id <> p_resource_id;
-      change_position := v_change.position;
+      change_position := v_event.change_position;
       k := v_event.k;
-      venue_id := v_change.venue_id;
+      venue_id := v_event.venue_id;
       event := v_event.event;
       return next;
       v_listed := v_listed + 1;
@@ -662,6 +715,8 @@ begin
         return;
       end if;
     end loop;
+    exit when cardinality(v_changes) < v_batch;
+    v_from := v_changes[cardinality(v_changes)].position + 1;
   end loop;
 end
 $function$;
@@ -824,7 +879,11 @@ begin
   end if;
 
   update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
-  perform book_reservations(array[v_hold.id]);
+  -- One hold's reservations are its units' in one window, inserted in unit order: one statement
+  -- books them in that order (book_reservations() orders a group's, item by item).
+  update reservations set expires_at = null where hold_id = v_hold.id;
+  perform record_availability_change(v_hold.venue_id, array[v_hold.resource_id],
+                                     array[tstzrange(v_hold.slot_start, v_hold.slot_end)]);
   insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
                         payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
                         customer_email)
@@ -2002,9 +2061,20 @@ CREATE OR REPLACE FUNCTION public.sequence_availability_changes()
  RETURNS bigint
  LANGUAGE plpgsql
 AS $function$
+declare
+  v_from xid8;
+  v_next xid8;
 begin
   perform pg_advisory_xact_lock(hashtextextended('availability-change-sequencer', 0));
-  update availability_changes set position = nextval('availability_change_position') where position is null;
+  select s.watermark into v_from from availability_change_sequencer s;
+  -- Every transaction below v_next has ended before the update below takes its snapshot: what it
+  -- recorded is committed and seen there (or aborted and gone).
+  v_next := pg_snapshot_xmin(pg_current_snapshot());
+  update availability_changes set position = nextval('availability_change_position')
+   where position is null and recorded_xid >= v_from;
+  if v_next > v_from then
+    update availability_change_sequencer set watermark = v_next;
+  end if;
   return coalesce((select c.position from availability_changes c where c.position is not null
                     order by c.position desc limit 1), 0);
 end

@@ -2,17 +2,18 @@
  * The availability streams of one web process (GET /slots/availability/stream), and the one reader
  * of the change log that serves all of them.
  *
- * - **One reader.** Every 250 ms the hub positions what has committed
- *   (sequence_availability_changes()) and, when any stream is live, reads the events after its
- *   position of every venue a live stream watches, in one query, then writes each live stream its
- *   events in one write. No query per stream, no database connection held by a stream, no NOTIFY.
- * - **Catching up.** A stream that starts behind the hub (a resume cursor, or a client that stopped
- *   reading) reads its own pages from its cursor, one page at a time and the next only once its
- *   socket has drained, until it has everything up to where the hub stands; then it is live. Each
- *   event is written once: a live stream only takes events after the last one it wrote.
- * - **Bounded.** A write the socket cannot take at once stops live writes to that stream (it
- *   catches up from its cursor when the socket drains), so nothing is buffered for a slow client;
- *   a client that has not read for 30 s is disconnected. Streams end after 30 minutes (the client
+ * - **One reader.** Every 250 ms, while any stream is open, the hub positions what has committed
+ *   (sequence_availability_changes()) and reads, in one query, the new events of every venue a
+ *   stream watches. It keeps them, each framed once, in a log per venue shared by all that venue's
+ *   streams. No query per stream, no database connection held by a stream, no NOTIFY.
+ * - **Each stream at its own pace.** A stream writes the shared log's events after its cursor
+ *   while its socket takes them; when the socket is full it waits for it to drain, and nothing
+ *   more is buffered for it. A stream whose cursor lies before what the log holds (a resume from
+ *   an old cursor, a client far behind) reads its own pages from the database first, one at a time
+ *   and a few streams at a time. Each event is written once: a stream only takes events after the
+ *   last one it wrote.
+ * - **Bounded.** The shared logs hold at most LOG_BYTES of events in all (the oldest go first); a
+ *   client that has not read for 30 s is disconnected. Streams end after 30 minutes (the client
  *   resumes with Last-Event-ID), and at once on shutdown, sending nothing more.
  * - **Access.** Every 5 s the hub checks, in one query, that each stream's partner may still see
  *   its venue and that its key still works; a stream that lost either gets `access_revoked` and
@@ -32,10 +33,16 @@ import { cursorOf, isAfter } from './cursor.ts';
 const TICK_MS = 250;
 /** How often it checks access and marks its streams alive. */
 const HOUSEKEEPING_MS = 5_000;
-/** Events a catching-up stream reads at a time. */
-const PAGE = 200;
-/** Events the hub reads at a time for its live streams. */
-const LIVE_BATCH = 5_000;
+/** Events the hub reads at a time. */
+const READ_BATCH = 5_000;
+/** Events a stream behind the shared log reads from the database at a time. */
+const PAGE = 500;
+/** Streams of this process reading their own pages from the database at once. */
+const PAGE_READERS = 2;
+/** What the shared logs of all venues hold at most (their events' frames), oldest dropped first. */
+const LOG_BYTES = 16 * 1024 * 1024;
+/** What a stream hands its socket in one write at most. */
+const WRITE_BYTES = 64 * 1024;
 /** A client that has not read for this long is disconnected. */
 const STALLED_MS = 30_000;
 /** Streams end after this long; the client resumes. */
@@ -53,70 +60,133 @@ export interface StreamStart {
   after: feed.FeedPosition;
 }
 
+/**
+ * An event as a stream writes it: its place in the log, its resource, and its frame, bytes
+ * `start` to `end` of a buffer shared with the events read beside it (a stream at their first
+ * writes the run of them as one slice of that buffer, whatever number of streams write it).
+ */
+interface Framed {
+  position: bigint;
+  k: number;
+  resourceId: string | null;
+  buffer: Buffer;
+  start: number;
+  end: number;
+}
+
+/** The events of one venue the hub has read, in log order. */
+class VenueLog {
+  readonly events: Framed[] = [];
+  bytes = 0;
+  streams = 0;
+  /**
+   * Every event of the venue after this place is here (until the hub has read once for the venue:
+   * undefined). It moves on as old events are dropped.
+   */
+  complete: feed.FeedPosition | undefined;
+
+  /** The index of the first event after `after`. */
+  indexAfter(after: feed.FeedPosition): number {
+    let low = 0;
+    let high = this.events.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (isAfter(this.events[mid]!, after)) high = mid;
+      else low = mid + 1;
+    }
+    return low;
+  }
+
+  /** Drops the oldest events until at most `bytes` are left. */
+  trim(bytes: number): number {
+    let dropped = 0;
+    let freed = 0;
+    while (dropped < this.events.length && this.bytes - freed > bytes) {
+      const event = this.events[dropped]!;
+      freed += event.end - event.start;
+      dropped++;
+    }
+    if (dropped === 0) return 0;
+    const last = this.events[dropped - 1]!;
+    this.events.splice(0, dropped);
+    this.bytes -= freed;
+    this.complete = { position: last.position, k: last.k };
+    return freed;
+  }
+}
+
 class Stream {
   readonly id = randomUUID();
   readonly openedAt = Date.now();
   after: feed.FeedPosition;
-  live = false;
-  catchingUp = false;
+  /** Writing (from the shared log or from its own pages): one pump at a time. */
+  pumping = false;
+  /** The socket did not take the last write at once: wait for it to drain. */
   blocked = false;
   closed = false;
-  private keepAlive: NodeJS.Timeout;
-  private drained: (() => void) | undefined;
+  /** When it last wrote, and since when its socket has been full (the hub's tick checks both). */
+  private wroteAt = Date.now();
+  private blockedAt = 0;
 
   readonly start: StreamStart;
   private readonly res: ServerResponse;
   private readonly onClose: (stream: Stream) => void;
+  private readonly onDrain: (stream: Stream) => void;
 
   constructor(
     start: StreamStart,
     res: ServerResponse,
-    keepAliveMs: number,
-    onClose: (stream: Stream) => void,
+    handlers: { onClose: (stream: Stream) => void; onDrain: (stream: Stream) => void },
   ) {
     this.start = start;
     this.res = res;
-    this.onClose = onClose;
+    this.onClose = handlers.onClose;
+    this.onDrain = handlers.onDrain;
     this.after = start.after;
-    this.keepAlive = setTimeout(() => this.write(': keep-alive\n\n'), keepAliveMs);
-    this.keepAlive.unref();
     res.on('drain', () => {
       this.blocked = false;
-      this.drained?.();
+      this.onDrain(this);
     });
     res.on('close', () => this.close());
   }
 
   /** Writes `text`; false when the socket could not take it at once (the stream is then blocked). */
-  write(text: string): boolean {
+  write(text: string | Buffer, now = Date.now()): boolean {
     if (this.closed) return false;
     const took = this.res.write(text);
-    this.keepAlive.refresh();
-    if (!took) this.blocked = true;
+    this.wroteAt = now;
+    if (!took && !this.blocked) {
+      this.blocked = true;
+      this.blockedAt = now;
+    }
     return took;
   }
 
-  /** Writes events (and moves the stream's cursor past the last). */
-  send(events: readonly feed.FeedEvent[], text: (event: feed.FeedEvent) => string): boolean {
-    if (events.length === 0) return true;
-    this.after = { position: events.at(-1)!.position, k: events.at(-1)!.k };
-    return this.write(events.map(text).join(''));
+  /**
+   * The hub's timers, without one per stream: a keep-alive after `keepAliveMs` of silence, and the
+   * end of a client that has not read for `stalledMs` (it is cut off rather than waited for).
+   */
+  check(now: number, keepAliveMs: number, stalledMs: number): void {
+    if (this.closed) return;
+    if (this.blocked && now - this.blockedAt >= stalledMs) this.destroy();
+    else if (now - this.wroteAt >= keepAliveMs) this.write(': keep-alive\n\n', now);
   }
 
-  /** Resolves when the socket has drained, or after `ms` (false: it did not). */
-  drain(ms: number): Promise<boolean> {
-    if (!this.blocked || this.closed) return Promise.resolve(!this.closed);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.drained = undefined;
-        resolve(false);
-      }, ms);
-      this.drained = () => {
-        clearTimeout(timer);
-        this.drained = undefined;
-        resolve(true);
-      };
-    });
+  /** Writes these events, in log order (its cursor moves past the last). */
+  send(events: readonly Framed[]): void {
+    if (events.length === 0) return;
+    const last = events.at(-1)!;
+    this.after = { position: last.position, k: last.k };
+    this.write(bytesOf(events));
+  }
+
+  /** Whether an event is one this stream sends (its resource, or the whole venue). */
+  wants(event: Framed): boolean {
+    return (
+      this.start.resourceId === null ||
+      event.resourceId === null ||
+      event.resourceId === this.start.resourceId
+    );
   }
 
   /** Ends the response (after `last`, when given) and frees the stream's place. */
@@ -136,8 +206,6 @@ class Stream {
   private close(): void {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.keepAlive);
-    this.drained?.();
     this.onClose(this);
   }
 }
@@ -148,6 +216,8 @@ export interface HubDeps {
   config: Config;
   log: Logger;
   metrics: Metrics;
+  /** How long a client may go without reading before it is cut off (tests shorten it). */
+  stalledMs?: number;
 }
 
 export class StreamHub {
@@ -156,10 +226,15 @@ export class StreamHub {
   private readonly streams = new Map<string, Stream>();
   /** The row (its place in the per-partner limit) of each open stream. */
   private readonly rows = new Map<string, string>();
-  /** Every event up to here has been written to every stream that was live when it was read. */
+  /** The shared log of each venue an open stream watches. */
+  private readonly venues = new Map<string, VenueLog>();
+  /** Every event of the watched venues up to here has been read into their logs. */
   private position: bigint | undefined;
   private ticking: Promise<void> | undefined;
   private timers: NodeJS.Timeout[] = [];
+  /** Streams waiting for a turn to read their own pages, and how many read now. */
+  private readonly pageQueue: (() => void)[] = [];
+  private pageReaders = 0;
   /** Set once the process stops: a stream that starts then ends at once. */
   private stopping = false;
 
@@ -186,7 +261,7 @@ export class StreamHub {
 
   /**
    * Starts a stream on `res` (its headers already sent): `retry`, its first event, then what comes
-   * after its cursor, caught up and then live.
+   * after its cursor, at the pace the client reads.
    */
   attach(rowId: string, start: StreamStart, req: IncomingMessage, res: ServerResponse): void {
     if (this.stopping) {
@@ -194,11 +269,19 @@ export class StreamHub {
       this.release(rowId);
       return;
     }
-    const stream = new Stream(start, res, this.deps.config.streamKeepaliveSeconds * 1000, (s) =>
-      this.closed(s, rowId),
-    );
+    const stream = new Stream(start, res, {
+      onClose: (s) => this.closed(s, rowId),
+      onDrain: (s) => void this.pump(s),
+    });
     this.streams.set(stream.id, stream);
     this.rows.set(stream.id, rowId);
+    let log = this.venues.get(start.venueId);
+    if (!log) {
+      // The hub's next read reads it from where that read starts (log.complete).
+      log = new VenueLog();
+      this.venues.set(start.venueId, log);
+    }
+    log.streams++;
     this.deps.metrics.availabilityStreams.set(this.streams.size);
     req.socket.setNoDelay(true);
     stream.write(
@@ -206,7 +289,7 @@ export class StreamHub {
         frame(start.first.type, start.first.cursor, { ...start.first, venue_id: start.venueId }),
     );
     this.ensureRunning();
-    void this.catchUp(stream);
+    void this.pump(stream);
   }
 
   /** Ends every stream at once, sending nothing more (a stopping process). */
@@ -220,23 +303,34 @@ export class StreamHub {
   private closed(stream: Stream, rowId: string): void {
     this.streams.delete(stream.id);
     this.rows.delete(stream.id);
+    const log = this.venues.get(stream.start.venueId);
+    if (log && --log.streams === 0) this.venues.delete(stream.start.venueId);
     this.deps.metrics.availabilityStreams.set(this.streams.size);
     this.release(rowId);
   }
 
   private ensureRunning(): void {
     if (this.timers.length) return;
-    const tick = setInterval(() => void this.tick(), TICK_MS);
+    const tick = setInterval(() => {
+      const now = Date.now();
+      const keepAliveMs = this.deps.config.streamKeepaliveSeconds * 1000;
+      const stalledMs = this.deps.stalledMs ?? STALLED_MS;
+      for (const stream of this.streams.values()) stream.check(now, keepAliveMs, stalledMs);
+      void this.tick();
+    }, TICK_MS);
     const housekeeping = setInterval(() => void this.housekeeping(), HOUSEKEEPING_MS);
     tick.unref();
     housekeeping.unref();
     this.timers = [tick, housekeeping];
   }
 
-  /** Positions what has committed, and writes each live stream what came after it. */
+  /** Reads what has committed into the venues' logs, then lets every stream write what it can. */
   private tick(): Promise<void> {
     if (this.ticking) return this.ticking;
     this.ticking = this.read()
+      .then(() => {
+        for (const stream of this.streams.values()) void this.pump(stream);
+      })
       .catch((err: unknown) => this.warn(err, 'could not read availability changes'))
       .finally(() => {
         this.ticking = undefined;
@@ -253,105 +347,128 @@ export class StreamHub {
     }
     const sequenced = await feed.sequence(this.deps.db);
     const start = this.position ?? sequenced;
-    const live = [...this.streams.values()].filter((s) => s.live && !s.closed);
-    const venues = [...new Set(live.map((s) => s.start.venueId))];
+    // Venues first watched since the last read are read from here on; one that a stream starts to
+    // watch while this read runs waits for the next.
+    for (const log of this.venues.values()) log.complete ??= { position: start, k: null };
+    const venueIds = [...this.venues.keys()];
     let reached = sequenced > start ? sequenced : start;
     let after: feed.FeedPosition = { position: start, k: null };
     for (;;) {
-      if (venues.length === 0) break;
-      const events = await feed.eventsAfter(this.deps.db, venues, after, null, LIVE_BATCH);
-      this.dispatch(events);
+      const events = await feed.eventsAfter(this.deps.db, venueIds, after, null, READ_BATCH);
+      const byVenue = new Map<string, feed.FeedEvent[]>();
+      for (const event of events) {
+        const list = byVenue.get(event.venueId);
+        if (list) list.push(event);
+        else byVenue.set(event.venueId, [event]);
+      }
+      for (const [venueId, list] of byVenue) {
+        const log = this.venues.get(venueId);
+        if (!log) continue; // its last stream closed meanwhile
+        for (const framed of framedAll(list)) {
+          log.events.push(framed);
+          log.bytes += framed.end - framed.start;
+        }
+      }
       if (events.length === 0) break;
       const last = events.at(-1)!;
       if (last.position > reached) reached = last.position;
-      if (events.length < LIVE_BATCH) break;
+      if (events.length < READ_BATCH) break;
       after = { position: last.position, k: last.k };
     }
     this.position = reached;
+    this.trim();
   }
 
-  /** Writes events to the live streams they concern; a stream that cannot take them catches up. */
-  private dispatch(events: readonly feed.FeedEvent[]): void {
-    if (events.length === 0) return;
-    const texts = new Map<feed.FeedEvent, string>();
-    const text = (event: feed.FeedEvent) => {
-      let made = texts.get(event);
-      if (made === undefined) {
-        made = frame(event.event.type, cursorOf(event), event.event);
-        texts.set(event, made);
-      }
-      return made;
-    };
-    for (const stream of this.streams.values()) {
-      if (!stream.live || stream.closed) continue;
-      const mine = events.filter(
-        (e) =>
-          e.venueId === stream.start.venueId &&
-          (stream.start.resourceId === null ||
-            e.event.resource_id === null ||
-            e.event.resource_id === stream.start.resourceId) &&
-          isAfter(e, stream.after),
-      );
-      if (stream.blocked) {
-        // Nothing is buffered for a client that is not reading: it reads its pages once it drains.
-        stream.live = false;
-        void this.catchUp(stream);
-        continue;
-      }
-      if (!stream.send(mine, text)) {
-        stream.live = false;
-        void this.catchUp(stream);
-      }
-    }
+  /** Keeps the venues' logs within LOG_BYTES together, each venue its share. */
+  private trim(): void {
+    if (this.venues.size === 0) return;
+    const share = Math.floor(LOG_BYTES / this.venues.size);
+    for (const log of this.venues.values()) if (log.bytes > share) log.trim(share);
   }
 
   /**
-   * Reads a stream's pages from its cursor, each once its socket has drained, until it has written
-   * everything up to where the hub stands; then the stream is live.
+   * Writes a stream what comes after its cursor while its socket takes it: its own pages from the
+   * database while its cursor lies before its venue's log, then the log.
    */
-  private async catchUp(stream: Stream): Promise<void> {
-    if (stream.catchingUp) return;
-    stream.catchingUp = true;
+  private async pump(stream: Stream): Promise<void> {
+    if (stream.pumping || stream.closed) return;
+    stream.pumping = true;
     try {
-      while (!stream.closed) {
-        if (!(await stream.drain(STALLED_MS))) {
-          stream.destroy();
+      while (!stream.closed && !stream.blocked) {
+        const log = this.venues.get(stream.start.venueId);
+        if (!log?.complete) return; // the hub reads the venue at its next tick, then pumps again
+        if (precedes(stream.after, log.complete)) {
+          await this.readPage(stream, log.complete);
+          continue;
+        }
+        const from = log.indexAfter(stream.after);
+        if (from >= log.events.length) return;
+        const batch: Framed[] = [];
+        let bytes = 0;
+        for (let i = from; i < log.events.length && bytes < WRITE_BYTES; i++) {
+          const event = log.events[i]!;
+          if (!stream.wants(event)) continue;
+          batch.push(event);
+          bytes += event.end - event.start;
+        }
+        if (batch.length === 0) {
+          // Nothing of its resource: it has everything up to the log's end.
+          const last = log.events.at(-1)!;
+          stream.after = { position: last.position, k: last.k };
           return;
         }
-        const sequenced = await feed.sequence(this.deps.db);
-        const events = await feed.eventsAfter(
-          this.deps.db,
-          [stream.start.venueId],
-          stream.after,
-          stream.start.resourceId,
-          PAGE,
-        );
-        if (stream.closed) return;
-        stream.send(events, (e) => frame(e.event.type, cursorOf(e), e.event));
-        if (events.length === PAGE) continue;
-        const last = events.at(-1)?.position ?? 0n;
-        const reached = last > sequenced ? last : sequenced;
-        // Live only once the hub stands no further than this (and is not reading right now):
-        // then every event after it reaches the stream from the hub, each once.
-        if (this.ticking) await this.ticking;
-        if (stream.closed) return;
-        if (!stream.blocked && (this.position === undefined || this.position <= reached)) {
-          if (reached > stream.after.position) stream.after = { position: reached, k: null };
-          // The hub reads on from here when it had not read yet (no stream was live).
-          this.position ??= reached;
-          stream.live = true;
-          return;
-        }
+        stream.send(batch);
       }
     } catch (err) {
       this.warn(err, 'an availability stream could not catch up');
       stream.end();
     } finally {
-      stream.catchingUp = false;
+      stream.pumping = false;
     }
   }
 
-  /** Access checks, old and stalled streams, and the liveness of this process's stream rows. */
+  /**
+   * One page of a stream's events from the database, when its cursor lies before `complete` (where
+   * its venue's log starts). A page that is not full leaves nothing before `complete`: the stream
+   * then reads on from there.
+   */
+  private async readPage(stream: Stream, complete: feed.FeedPosition): Promise<void> {
+    await this.pageTurn();
+    try {
+      if (stream.closed) return;
+      const events = await feed.eventsAfter(
+        this.deps.db,
+        [stream.start.venueId],
+        stream.after,
+        stream.start.resourceId,
+        PAGE,
+      );
+      if (stream.closed) return;
+      stream.send(framedAll(events));
+      if (events.length < PAGE && precedes(stream.after, complete)) {
+        stream.after = complete;
+      }
+    } finally {
+      this.pageTurnDone();
+    }
+  }
+
+  /** Waits for one of PAGE_READERS turns to read from the database. */
+  private pageTurn(): Promise<void> {
+    if (this.pageReaders < PAGE_READERS) {
+      this.pageReaders++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.pageQueue.push(resolve));
+  }
+
+  private pageTurnDone(): void {
+    const next = this.pageQueue.shift();
+    if (next) next();
+    else this.pageReaders--;
+  }
+
+  /** Access checks, old streams, and the liveness of this process's stream rows. */
   private async housekeeping(): Promise<void> {
     const now = Date.now();
     const open = [...this.streams.values()].filter((s) => !s.closed);
@@ -377,19 +494,60 @@ export class StreamHub {
           frame('access_revoked', cursor, { type: 'access_revoked', cursor, venue_id: stream.start.venueId }),
         );
       }
-      await feed.touchStreams(this.deps.db, this.processId, this.rowIds());
+      await feed.touchStreams(this.deps.db, this.processId, [...this.rows.values()]);
     } catch (err) {
       this.warn(err, 'could not check availability streams');
     }
   }
 
-  private rowIds(): string[] {
-    return [...this.rows.values()];
-  }
-
   private warn(err: unknown, message: string): void {
     this.deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, message);
   }
+}
+
+/** Whether place `a` lies before place `b` in the log. */
+function precedes(a: feed.FeedPosition, b: feed.FeedPosition): boolean {
+  // A place after a whole change lies after every event of it.
+  return isAfter({ position: b.position, k: b.k ?? Number.MAX_SAFE_INTEGER }, a);
+}
+
+/** Events framed once, for every stream that sends them: one buffer, each its bytes of it. */
+function framedAll(events: readonly feed.FeedEvent[]): Framed[] {
+  const frames = events.map((e) => frame(e.event.type, cursorOf(e), e.event));
+  const buffer = Buffer.from(frames.join(''));
+  let start = 0;
+  return events.map((event, i) => {
+    const end = start + Buffer.byteLength(frames[i]!);
+    const framed = {
+      position: event.position,
+      k: event.k,
+      resourceId: event.event.resource_id,
+      buffer,
+      start,
+      end,
+    };
+    start = end;
+    return framed;
+  });
+}
+
+/** The bytes of events in log order: one slice where they lie side by side in one buffer. */
+function bytesOf(events: readonly Framed[]): Buffer {
+  const slices: Buffer[] = [];
+  let run = events[0]!;
+  let end = run.end;
+  for (let i = 1; i < events.length; i++) {
+    const event = events[i]!;
+    if (event.buffer === run.buffer && event.start === end) {
+      end = event.end;
+      continue;
+    }
+    slices.push(run.buffer.subarray(run.start, end));
+    run = event;
+    end = event.end;
+  }
+  slices.push(run.buffer.subarray(run.start, end));
+  return slices.length === 1 ? slices[0]! : Buffer.concat(slices);
 }
 
 /** One Server-Sent Event: its id (a cursor), its type, and its JSON on one data line. */

@@ -1,16 +1,33 @@
 -- sequence_availability_changes(): gives every committed change without a position the next
 -- positions (within one batch in no particular order: none of them was visible before), and answers
--- the log's last position (0 for an empty log). Positions are
--- handed out one batch at a time (a transaction-scoped advisory lock orders concurrent callers),
--- and a batch sees only changes committed before it began: a transaction that commits late is
--- positioned after every position already handed out, never behind one, and no reader ever waits
--- for a transaction still running. Every reader of the feed calls it first (a poll, each web
--- process's stream reader), so a change is listed as soon as a reader looks after its commit.
+-- the log's last position (0 for an empty log). Positions are handed out one batch at a time (a
+-- transaction-scoped advisory lock orders concurrent callers), and a batch sees only changes
+-- committed before it began: a transaction that commits late is positioned after every position
+-- already handed out, never behind one, and no reader ever waits for a transaction still running.
+-- Every reader of the feed calls it first (a poll, each web process's stream reader), so a change is
+-- listed as soon as a reader looks after its commit.
+--
+-- A batch looks only at changes recorded by transactions at or after the watermark: every older
+-- transaction had ended when the previous batch looked, so its changes are positioned already. The
+-- index of changes without a position keeps an entry for each row positioned since the last
+-- vacuum; the watermark keeps a batch from reading them again (it costs the same after a million
+-- changes as after ten, vacuumed or not).
 create or replace function sequence_availability_changes() returns bigint
 language plpgsql as $$
+declare
+  v_from xid8;
+  v_next xid8;
 begin
   perform pg_advisory_xact_lock(hashtextextended('availability-change-sequencer', 0));
-  update availability_changes set position = nextval('availability_change_position') where position is null;
+  select s.watermark into v_from from availability_change_sequencer s;
+  -- Every transaction below v_next has ended before the update below takes its snapshot: what it
+  -- recorded is committed and seen there (or aborted and gone).
+  v_next := pg_snapshot_xmin(pg_current_snapshot());
+  update availability_changes set position = nextval('availability_change_position')
+   where position is null and recorded_xid >= v_from;
+  if v_next > v_from then
+    update availability_change_sequencer set watermark = v_next;
+  end if;
   return coalesce((select c.position from availability_changes c where c.position is not null
                     order by c.position desc limit 1), 0);
 end

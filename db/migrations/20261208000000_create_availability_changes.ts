@@ -17,6 +17,7 @@ export async function up(knex: Knex): Promise<void> {
       venue_id uuid not null,
       position bigint,
       recorded_at timestamptz not null default clock_timestamp(),
+      recorded_xid xid8 not null default pg_current_xact_id(),
       kind text not null check (kind in ('slot', 'range')),
       resource_ids uuid[],
       windows tstzrange[],
@@ -26,7 +27,15 @@ export async function up(knex: Knex): Promise<void> {
       reason text check (reason in ('blackout', 'price_rule', 'venue_status', 'resource')),
       check ((kind = 'slot') = (windows is not null))
     );
-    create index availability_changes_unpositioned_idx on availability_changes (id) where position is null;
+    create index availability_changes_unpositioned_idx on availability_changes (recorded_xid) where position is null;
+    -- Every transaction below this one has ended, and its changes are positioned: the sequencer
+    -- looks for changes without a position only from here (its index keeps the entries of rows
+    -- already positioned until a vacuum, and they are not read again).
+    create table availability_change_sequencer (
+      one boolean primary key default true check (one),
+      watermark xid8 not null
+    );
+    insert into availability_change_sequencer (watermark) values ('0');
     create unique index availability_changes_position_idx on availability_changes (position) where position is not null;
     create index availability_changes_venue_position_idx on availability_changes (venue_id, position)
       where position is not null;
@@ -50,8 +59,9 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   // The functions only the files create that take rows of these tables go first.
   await knex.raw(`
-    drop function if exists availability_change_events(availability_changes);
+    drop function if exists availability_change_events(availability_changes[]);
     drop table availability_streams;
+    drop table availability_change_sequencer;
     drop table availability_change_purges;
     drop table availability_changes;
     drop sequence availability_change_position;

@@ -9,7 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { parseCursor } from '../../api/feed/cursor.ts';
 import { createDb } from '../../db/postgres/knex.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
-import { holdSlot, localDate, makeBookingWorld } from '../helpers/booking.ts';
+import { StreamHub } from '../../api/feed/stream-hub.ts';
+import { unserved } from '../../db/platform/metrics.ts';
+import { gridSlots, holdSlot, localDate, makeBookingWorld } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { eventsArrive, openStream, pollAll, snapshotCursor, type OpenStream } from '../helpers/feed.ts';
 import { itemOf, placeGroup } from '../helpers/hold-groups.ts';
@@ -239,7 +241,7 @@ test('access revoked: the stream says so and ends when the grant goes, or the ke
 test('a long backlog is replayed once, in order, page after page, then the stream goes live', async (t) => {
   const { db } = database();
   const { w, cursor } = await world();
-  for (let day = 1; day <= 7; day++) {
+  for (let day = 1; day <= 14; day++) {
     for (const resource of [w.court, w.halfA, w.halfB]) {
       const items = await Promise.all(
         Array.from({ length: 8 }, (_, i) => itemOf(db, w.venueId, resource, i * 2, { daysAhead: day })),
@@ -248,7 +250,7 @@ test('a long backlog is replayed once, in order, page after page, then the strea
     }
   }
   const { events } = await pollAll(web[0]!, w.apiKey, w.venueId, cursor);
-  t.true(events.length > 250, `${events.length} events`);
+  t.true(events.length > 500, `${events.length} events: more than one page of the database`);
   const stream = await open(t, web[1]!, w.apiKey, { venue_id: w.venueId }, { 'last-event-id': cursor });
   await eventsArrive(stream, events.length + 1, 20_000);
   t.deepEqual(
@@ -263,4 +265,50 @@ test('a long backlog is replayed once, in order, page after page, then the strea
   t.is(new Set(stream.events().map((f) => f.id)).size, stream.events().length, 'each once');
   const rate = await call(web[0]!, 'GET', `/api/v1/partner/venues/${w.venueId}`, { key: w.apiKey });
   t.is(rate.status, 200);
+});
+
+test('a client that stops reading is cut off after the stall limit, not buffered for', async (t) => {
+  t.timeout(60_000);
+  const { db } = database();
+  const { w, cursor } = await world();
+  const hub = new StreamHub({
+    db,
+    config: database().config,
+    log: database().log,
+    metrics: unserved,
+    stalledMs: 1_000,
+  });
+  const server = await startApp(database(), { streams: hub });
+  t.teardown(() => server.close());
+  // A backlog of some 20 MB of events, more than the sockets' buffers hold: changes of the whole
+  // pitch's day, each listing every slot of the pitch and of its halves.
+  const slots = await gridSlots(db, w.venueId, w.full, 1);
+  await db.raw(
+    `insert into availability_changes (venue_id, kind, resource_ids, windows)
+     select ?, 'slot', array[?::uuid], array[tstzrange(?, ?)] from generate_series(1, 1500)`,
+    [w.venueId, w.full, slots[0]!.slot_start, slots.at(-1)!.slot_end],
+  );
+  const stream = await open(t, server, w.apiKey, { venue_id: w.venueId }, { 'last-event-id': cursor });
+  t.is(stream.status, 200);
+  await eventsArrive(stream, 1);
+  stream.pause();
+  // The service frees the stream's place once it has cut the client off.
+  await waitFor(
+    async () =>
+      Number(
+        (await db('availability_streams').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n,
+      ) === 0,
+    { timeout: 20_000 },
+  );
+  stream.resume();
+  await stream.ended;
+  const perChange = (
+    await db.raw<{ rows: { n: number }[] }>(
+      `select count(*)::int as n from availability_change_events(array[(
+         select c from availability_changes c where c.venue_id = ? and c.kind = 'slot' order by c.position desc limit 1)])`,
+      [w.venueId],
+    )
+  ).rows[0]!.n;
+  t.true(perChange * 1500 > 40_000, `${perChange * 1500} events in the backlog`);
+  t.true(stream.events().length < perChange * 1500, `${stream.events().length} events read in all`);
 });

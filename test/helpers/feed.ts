@@ -76,6 +76,8 @@ export interface OpenStream {
   close(): void;
   /** Stops reading the socket (a client that stalls). */
   pause(): void;
+  /** Reads it again. */
+  resume(): void;
 }
 
 /** Opens GET /slots/availability/stream; resolves once the status and headers are in. */
@@ -102,6 +104,7 @@ export function openStream(
         ended,
         close: () => req.destroy(),
         pause: () => res.pause(),
+        resume: () => res.resume(),
       };
       res.setEncoding('utf8');
       if (!String(res.headers['content-type']).startsWith('text/event-stream')) {

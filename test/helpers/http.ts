@@ -1,4 +1,5 @@
 /** A real listening app per test (or two, to race), and a small fetch wrapper to call it. */
+import type { StreamHub } from '../../api/feed/stream-hub.ts';
 import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import { buildApp } from '../../api/app.ts';
@@ -19,7 +20,7 @@ export interface TestServer {
 /** Starts the app on an ephemeral port; `db` lets a test give a second app its own pool. */
 export async function startApp(
   database: TestDatabase,
-  options: { routes?: readonly Route[]; config?: Config; db?: Knex } = {},
+  options: { routes?: readonly Route[]; config?: Config; db?: Knex; streams?: StreamHub } = {},
 ): Promise<TestServer> {
   const db = options.db ?? database.db;
   const app = buildApp(
@@ -28,6 +29,7 @@ export async function startApp(
       boss: database.boss,
       config: options.config ?? database.config,
       log: database.log,
+      ...(options.streams ? { streams: options.streams } : {}),
     },
     options.routes,
   );
