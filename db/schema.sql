@@ -1585,10 +1585,10 @@ begin
   insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at, trace)
   select e.id, s.id, s.partner_id, gen_random_uuid(), now(), nullif(current_setting('booking.trace', true), '')
     from events e
+    join venues v on v.id = e.venue_id and v.status <> 'archived'
     join venue_grants g on g.venue_id = e.venue_id
     join webhook_subscriptions s on s.partner_id = g.partner_id
    where e.id = p_event_id and s.is_active and e.event_type = any (s.event_types)
-     and venue_authorized(g.partner_id, e.venue_id)
   on conflict (event_id, subscription_id) do nothing;
   if found then
     perform pg_notify('webhook_attempts_due', '');
@@ -1616,10 +1616,10 @@ begin
   insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at, trace)
   select e.id, s.id, s.partner_id, gen_random_uuid(), now(), nullif(current_setting('booking.trace', true), '')
     from events e
+    join venues v on v.id = e.venue_id and v.status <> 'archived'
     join venue_grants g on g.venue_id = e.venue_id
     join webhook_subscriptions s on s.partner_id = g.partner_id
    where e.id = any (p_event_ids) and s.is_active and e.event_type = any (s.event_types)
-     and venue_authorized(g.partner_id, e.venue_id)
   on conflict (event_id, subscription_id) do nothing;
   if found then
     perform pg_notify('webhook_attempts_due', '');
