@@ -721,6 +721,15 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.availability_last_position()
+ RETURNS bigint
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select coalesce((select c.position from availability_changes c where c.position is not null
+                    order by c.position desc limit 1), 0)
+$function$;
+
 CREATE OR REPLACE FUNCTION public.availability_snapshot(p_partner_id uuid, p_venue_id uuid, p_date date, p_one_resource boolean, p_resource_id uuid)
  RETURNS TABLE(resource_id uuid, starts_ms text, ends_ms text, prices text, available text, changes_position bigint)
  LANGUAGE sql
@@ -729,9 +738,7 @@ AS $function$
   select a.resource_id, a.starts_ms, a.ends_ms, a.prices, a.available, null::bigint
     from venue_availability(p_partner_id, p_venue_id, p_date, p_one_resource, p_resource_id) a
   union all
-  select null, null, null, null, null,
-         coalesce((select c.position from availability_changes c where c.position is not null
-                    order by c.position desc limit 1), 0)
+  select null, null, null, null, null, availability_last_position()
 $function$;
 
 CREATE OR REPLACE FUNCTION public.book_reservations(p_hold_ids uuid[])
@@ -2075,8 +2082,7 @@ begin
   if v_next > v_from then
     update availability_change_sequencer set watermark = v_next;
   end if;
-  return coalesce((select c.position from availability_changes c where c.position is not null
-                    order by c.position desc limit 1), 0);
+  return availability_last_position();
 end
 $function$;
 

@@ -4,7 +4,7 @@
 -- positioned after it is listed again, harmlessly), and none it had listed before. The position
 -- comes as a row of its own, its resource null (there is one even when no slot is shown).
 --
--- requires: venue_availability
+-- requires: venue_availability, availability_last_position
 create or replace function availability_snapshot(
   p_partner_id uuid, p_venue_id uuid, p_date date, p_one_resource boolean, p_resource_id uuid
 ) returns table (
@@ -14,7 +14,5 @@ language sql stable as $$
   select a.resource_id, a.starts_ms, a.ends_ms, a.prices, a.available, null::bigint
     from venue_availability(p_partner_id, p_venue_id, p_date, p_one_resource, p_resource_id) a
   union all
-  select null, null, null, null, null,
-         coalesce((select c.position from availability_changes c where c.position is not null
-                    order by c.position desc limit 1), 0)
+  select null, null, null, null, null, availability_last_position()
 $$;

@@ -12,6 +12,8 @@
 -- index of changes without a position keeps an entry for each row positioned since the last
 -- vacuum; the watermark keeps a batch from reading them again (it costs the same after a million
 -- changes as after ten, vacuumed or not).
+--
+-- requires: availability_last_position
 create or replace function sequence_availability_changes() returns bigint
 language plpgsql as $$
 declare
@@ -28,7 +30,6 @@ begin
   if v_next > v_from then
     update availability_change_sequencer set watermark = v_next;
   end if;
-  return coalesce((select c.position from availability_changes c where c.position is not null
-                    order by c.position desc limit 1), 0);
+  return availability_last_position();
 end
 $$;

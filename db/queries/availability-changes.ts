@@ -29,15 +29,6 @@ export async function sequence(db: Knex): Promise<bigint> {
   return BigInt(rows[0]!.position);
 }
 
-/** The log's last position, without positioning anything. */
-export async function lastPosition(db: Knex): Promise<bigint> {
-  const { rows } = await db.raw<{ rows: { position: string | null }[] }>(
-    `select (select c.position from availability_changes c where c.position is not null
-              order by c.position desc limit 1)::text as position`,
-  );
-  return BigInt(rows[0]!.position ?? 0);
-}
-
 /** The events after `after` of these venues (one resource's and the venue-wide ones, when given). */
 export async function eventsAfter(
   db: Knex,
