@@ -13,7 +13,7 @@ import { inJobSpan, setSpanAttribute } from '../db/platform/tracing.ts';
 import type { AttemptPlan, SettledAttempt } from '../db/queries/webhook-deliveries.ts';
 import { eventPayload } from '../db/rules/event-payload.ts';
 import { nextAttempt } from '../db/rules/webhook-attempts.ts';
-import { postWebhook } from './webhook-http.ts';
+import { postWebhook, type WebhookClient } from './webhook-http.ts';
 import { signStandardWebhook, signWebhook, type WebhookEvent } from '../db/rules/webhook-signature.ts';
 
 /** What an attempt needs besides its plan. */
@@ -22,6 +22,11 @@ export interface AttemptDeps {
   metrics?: Metrics | undefined;
   /** The resolver the attempt dials through (tests inject one); db/platform/host-resolver.ts by default. */
   lookup?: LookupFunction | undefined;
+  /**
+   * The pooled client to send through (the dispatcher's, made with the same config and lookup);
+   * without one, the attempt opens a connection of its own and closes it afterwards.
+   */
+  http?: WebhookClient | undefined;
 }
 
 /** The span name of an attempt, as the job kind was called when attempts were pg-boss jobs. */
@@ -38,7 +43,7 @@ export function sendAttempt(plan: AttemptPlan, deps: AttemptDeps): Promise<Settl
   return inJobSpan(ATTEMPT_SPAN, carried, attributes, async () => {
     // The partner's delivery_id (X-Delivery-Id) names the attempt, in traces as on the wire.
     setSpanAttribute('webhook.delivery_id', plan.attemptId);
-    const { config, lookup, metrics = unserved } = deps;
+    const { config, lookup, http, metrics = unserved } = deps;
     const attempt = plan.delivery.attempts;
     const body = JSON.stringify(deliveryPayload(plan));
     const timestamp = Math.floor(Date.now() / 1000);
@@ -56,11 +61,13 @@ export function sendAttempt(plan: AttemptPlan, deps: AttemptDeps): Promise<Settl
       'webhook-signature': signStandardWebhook(plan.secretKey, plan.event.id, timestamp, body),
     };
     const started = process.hrtime.bigint();
-    const outcome = await postWebhook(plan.endpointUrl, headers, body, {
-      timeoutMs: config.webhookTimeoutMs,
-      allowPrivate: config.webhookAllowPrivateTargets,
-      lookup,
-    });
+    const outcome = http
+      ? await http.post(plan.endpointUrl, headers, body)
+      : await postWebhook(plan.endpointUrl, headers, body, {
+          timeoutMs: config.webhookTimeoutMs,
+          allowPrivate: config.webhookAllowPrivateTargets,
+          lookup,
+        });
     metrics.deliveryDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
     return {
       deliveryId: plan.delivery.id,

@@ -18,8 +18,11 @@
  *   once its lease passes (`takeOverAbandoned`, every SWEEP_INTERVAL_MS): recorded as failed and
  *   moved on, so delivery is at least once.
  *
+ * - Attempts go out through one WebhookClient (workers/webhook-http.ts): connections kept alive and
+ *   pooled per origin, each attempt still under its own deadline and the connect-time address check.
+ *
  * On stop: no more claims; the attempts in flight finish (each within WEBHOOK_TIMEOUT_MS) and their
- * outcomes are recorded before the process lets go of its pool.
+ * outcomes are recorded before the process lets go of its pools.
  */
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,6 +32,7 @@ import type { Knex } from '../db/postgres/knex.ts';
 import * as deliveries from '../db/queries/webhook-deliveries.ts';
 import { ABANDONED_ATTEMPT, attemptLeaseSeconds, MAX_ATTEMPTS } from '../db/rules/webhook-attempts.ts';
 import { sendAttempt, type AttemptDeps } from './webhook-deliver.ts';
+import { WebhookClient } from './webhook-http.ts';
 
 /** Attempts of one origin in flight in one process, at most (the contract asks for 4 or more). */
 export const PER_ORIGIN = 8;
@@ -71,6 +75,8 @@ export async function startDispatcher(deps: DispatcherDeps): Promise<Dispatcher>
 
 class DeliveryDispatcher implements Dispatcher {
   private readonly deps: DispatcherDeps;
+  /** One pooled client for every attempt of this process (keep-alive per origin). */
+  private readonly http: WebhookClient;
   private readonly busy = new Map<string, number>();
   private inFlight = 0;
   private readonly running = new Set<Promise<void>>();
@@ -82,7 +88,12 @@ class DeliveryDispatcher implements Dispatcher {
   private readonly listener: Listener | undefined;
 
   constructor(deps: DispatcherDeps) {
-    this.deps = deps;
+    this.http = new WebhookClient({
+      timeoutMs: deps.config.webhookTimeoutMs,
+      allowPrivate: deps.config.webhookAllowPrivateTargets,
+      lookup: deps.lookup,
+    });
+    this.deps = { ...deps, http: this.http };
     this.settler = new Settler(deps);
     this.listener = deps.databaseUrl
       ? new Listener(deps.databaseUrl, deps.log, () => this.wake())
@@ -112,6 +123,7 @@ class DeliveryDispatcher implements Dispatcher {
     await this.claiming;
     await Promise.all([...this.running]);
     await this.settler.drain();
+    await this.http.close();
   }
 
   /** Claims and launches due attempts until none is due or no room is left. */

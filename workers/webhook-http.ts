@@ -1,5 +1,5 @@
 /**
- * The HTTP client of webhook attempts: one signed POST, under one deadline, to the address that was
+ * The HTTP client of webhook attempts: one signed POST, under one deadline, to an address that was
  * checked. `fetch` resolved the endpoint's name again after our check, so a name answering a public
  * address first and 127.0.0.1 next (DNS rebinding) got a signed POST into the private network. Here
  * the check runs inside the connection: undici hands its Agent's `connect` options to
@@ -7,19 +7,27 @@
  * is the resolver of the very socket that is dialled, and it refuses any non-public answer. Node
  * skips `lookup` for an IP-literal host, so those are checked before anything is sent.
  *
+ * Connections are kept alive and pooled per origin (scheme and authority: undici's Agent keeps one
+ * pool per origin), so consecutive attempts to one endpoint share a socket, and over TLS a
+ * handshake, instead of opening one each: a fresh connection per attempt cost the worker about as
+ * much CPU as the rest of the attempt (docs/BENCHMARKS.md). Pooling changes nothing of the check:
+ * every socket is checked when it is dialled, a pooled socket is only ever reused for its own
+ * origin (the address it was checked for), and a name that rebinds meets the check again on the
+ * next socket it needs. A pool holds at most POOLED_PER_ORIGIN sockets, idle ones for no longer
+ * than KEEP_ALIVE_MS (or the endpoint's shorter `Keep-Alive: timeout`).
+ *
  * The default resolver is `lookupHost` (db/platform/host-resolver.ts): DNS through c-ares, on the event loop,
  * failing a name whose DNS never answers within HOST_LOOKUP_TIMEOUT_MS (3 s). node:dns `lookup` is
  * getaddrinfo on libuv's 4-thread pool, so a partner whose DNS never answered held a thread per
  * attempt for as long as the system resolver tried, and a handful of attempts stalled every other
  * partner's lookups and the worker's file writes.
  *
- * One AbortSignal bounds the whole request: lookup, connect, TLS, headers and body. A lookup that
- * never calls back (an injected one may not) is cut off by it. undici alone does not
- * do this: an abort before the socket connects only takes effect once the connect settles. Measured
- * with undici 7.30, a hanging lookup held a 300 ms request for 986 ms (until undici's own connect
- * timer, which ticks in half-seconds); with the lookup bound to the signal it ended at 301 ms.
- * Each attempt gets its own Agent, destroyed afterwards, so no socket of an attempt outlives it and
- * nothing is pooled across attempts.
+ * One AbortSignal bounds each request: waiting for a socket, connect, TLS, headers and body; the
+ * attempt ends at its deadline whatever the socket does, and an aborted request's socket is
+ * destroyed, never returned to the pool. undici alone does not end an attempt on time: an abort
+ * before the socket connects only takes effect once the connect settles (measured with undici
+ * 7.30, a hanging lookup held a 300 ms request for 986 ms), so the attempt races its own deadline,
+ * and a lookup that never calls back is failed after the timeout, freeing the pool's slot.
  */
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
@@ -29,6 +37,18 @@ import { ipLiteralHost, isNonPublicAddress } from '../db/rules/webhook-targets.t
 
 /** The most response body read (and thrown away) before the connection is dropped. */
 const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
+/**
+ * Sockets one origin's pool keeps, at most: the attempts of an origin in flight in one worker
+ * (PER_ORIGIN, 8) each get their own, with room for sockets still closing after an abort.
+ */
+const POOLED_PER_ORIGIN = 16;
+/**
+ * How long an idle pooled socket is kept, at most, for the next attempt to its origin: below the
+ * idle timeouts common servers close connections after (Node 5 s, Apache 5 s, nginx 75 s), so that
+ * an endpoint seldom closes a socket just as an attempt is sent on it. A busy origin's sockets are
+ * never idle that long; a quiet one's cost a new connection, as every attempt did before.
+ */
+const KEEP_ALIVE_MS = 4_000;
 
 /**
  * The last_error of a target refused for its address, and, where private targets are not allowed,
@@ -57,8 +77,9 @@ export interface PostOutcome {
   error: string | null;
 }
 
-/** What a POST needs besides the request itself. */
-export interface PostOptions {
+/** How a {@link WebhookClient} connects. */
+export interface WebhookClientOptions {
+  /** Each attempt's deadline, lookup, connect, TLS, headers and body included. */
   timeoutMs: number;
   allowPrivate: boolean;
   /** dns.lookup-compatible resolver; `lookupHost` (c-ares, bounded) by default. */
@@ -66,45 +87,72 @@ export interface PostOptions {
 }
 
 /**
- * POSTs `body` to `url` and reports the outcome: 2xx within `timeoutMs` is success; redirects are
- * not followed (a 3xx is a failure like any other status). Never throws for anything the endpoint,
- * DNS or the network does.
+ * Sends webhook POSTs over kept-alive connections pooled per origin. One per dispatcher (its
+ * configuration and resolver), closed when the dispatcher stops.
  */
+export class WebhookClient {
+  readonly #agent: Agent;
+  readonly #options: WebhookClientOptions;
+
+  constructor(options: WebhookClientOptions) {
+    this.#options = options;
+    const lookup = timedLookup(options.lookup ?? lookupHost, options.timeoutMs);
+    this.#agent = new Agent({
+      connections: POOLED_PER_ORIGIN,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      keepAliveMaxTimeout: KEEP_ALIVE_MS,
+      connect: { lookup: options.allowPrivate ? lookup : publicOnly(lookup), timeout: options.timeoutMs },
+    });
+  }
+
+  /**
+   * POSTs `body` to `url` and reports the outcome: 2xx within the deadline is success; redirects are
+   * not followed (a 3xx is a failure like any other status). Never throws for anything the
+   * endpoint, DNS or the network does.
+   */
+  async post(url: string, headers: Record<string, string>, body: string): Promise<PostOutcome> {
+    const { allowPrivate, timeoutMs } = this.#options;
+    let literal: string | undefined;
+    try {
+      literal = ipLiteralHost(url);
+    } catch {
+      return { ok: false, statusCode: null, error: 'the endpoint URL is invalid' };
+    }
+    if (!allowPrivate && literal !== undefined && isNonPublicAddress(literal))
+      return { ok: false, statusCode: null, error: NON_PUBLIC_TARGET };
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const sending = request(url, { method: 'POST', headers, body, signal, dispatcher: this.#agent });
+      const response = await Promise.race([sending, rejectOnAbort(signal)]);
+      await response.body.dump({ limit: MAX_RESPONSE_BODY_BYTES, signal }).catch(() => undefined);
+      const { statusCode } = response;
+      if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode, error: null };
+      return { ok: false, statusCode, error: `the endpoint answered ${statusCode}` };
+    } catch (err) {
+      const error = describeFailure(err, signal, timeoutMs);
+      const told = error === UNRESOLVED_TARGET && !allowPrivate ? NON_PUBLIC_TARGET : error;
+      return { ok: false, statusCode: null, error: told };
+    }
+  }
+
+  /** Closes every pooled socket; requests still in flight fail. */
+  async close(): Promise<void> {
+    await this.#agent.destroy().catch(() => undefined);
+  }
+}
+
+/** One POST on a client of its own, closed afterwards: nothing of it outlives the call. */
 export async function postWebhook(
   url: string,
   headers: Record<string, string>,
   body: string,
-  options: PostOptions,
+  options: WebhookClientOptions,
 ): Promise<PostOutcome> {
-  let literal: string | undefined;
+  const client = new WebhookClient(options);
   try {
-    literal = ipLiteralHost(url);
-  } catch {
-    return { ok: false, statusCode: null, error: 'the endpoint URL is invalid' };
-  }
-  if (!options.allowPrivate && literal !== undefined && isNonPublicAddress(literal))
-    return { ok: false, statusCode: null, error: NON_PUBLIC_TARGET };
-  const signal = AbortSignal.timeout(options.timeoutMs);
-  const lookup = options.lookup ?? lookupHost;
-  const agent = new Agent({
-    connect: {
-      lookup: boundedLookup(options.allowPrivate ? lookup : publicOnly(lookup), signal),
-      timeout: options.timeoutMs,
-    },
-  });
-  try {
-    const sending = request(url, { method: 'POST', headers, body, signal, dispatcher: agent });
-    const response = await Promise.race([sending, rejectOnAbort(signal)]);
-    await response.body.dump({ limit: MAX_RESPONSE_BODY_BYTES, signal }).catch(() => undefined);
-    const { statusCode } = response;
-    if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode, error: null };
-    return { ok: false, statusCode, error: `the endpoint answered ${statusCode}` };
-  } catch (err) {
-    const error = describeFailure(err, signal, options.timeoutMs);
-    const told = error === UNRESOLVED_TARGET && !options.allowPrivate ? NON_PUBLIC_TARGET : error;
-    return { ok: false, statusCode: null, error: told };
+    return await client.post(url, headers, body);
   } finally {
-    await agent.destroy().catch(() => undefined);
+    await client.close();
   }
 }
 
@@ -121,19 +169,23 @@ function publicOnly(lookup: LookupFunction): LookupFunction {
   };
 }
 
-/** A lookup that answers no later than `signal` aborts, whether or not the resolver ever does. */
-function boundedLookup(lookup: LookupFunction, signal: AbortSignal): LookupFunction {
+/**
+ * A lookup that answers within `timeoutMs` whether or not the resolver ever does (an injected one
+ * may not): a socket waiting on it would otherwise hold its pool's slot for good.
+ */
+function timedLookup(lookup: LookupFunction, timeoutMs: number): LookupFunction {
   return (hostname: string, options: LookupOptions, callback) => {
     let settled = false;
     const settle: typeof callback = (err, address, family) => {
       if (settled) return;
       settled = true;
-      signal.removeEventListener('abort', onAbort);
+      clearTimeout(timer);
       callback(err, address, family);
     };
-    const onAbort = () => settle(signal.reason as NodeJS.ErrnoException, '', 0);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => {
+      const err = Object.assign(new Error(`lookup of ${hostname} timed out`), { code: 'EAI_AGAIN' });
+      settle(err, '', 0);
+    }, timeoutMs);
     try {
       lookup(hostname, options, settle);
     } catch (err) {

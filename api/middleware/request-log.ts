@@ -22,7 +22,7 @@ export function requestLog(metrics: Metrics): AppMiddleware {
       const route = routeTemplate(ctx);
       setSpanRoute(ctx.method, route);
       metrics.requests.observe({ method: ctx.method, route, status: ctx.status }, seconds);
-      const probe = PROBES.has(route.replace(/^\/api\/v1/, '')) && ctx.status < 500;
+      const probe = ctx.status < 500 && PROBES.has(route.replace(/^\/api\/v1/, ''));
       ctx.state.log[probe ? 'debug' : 'info'](
         {
           method: ctx.method,
@@ -38,8 +38,17 @@ export function requestLog(metrics: Metrics): AppMiddleware {
   };
 }
 
+/** Router paths as templates, rewritten once each (the routes are a fixed set). */
+const templates = new Map<string, string>();
+
 /** The template @koa/router matched, written as /openapi.json writes it; `unmatched` for none. */
 function routeTemplate(ctx: AppContext): string {
   const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-  return typeof matched === 'string' ? matched.replace(/:(\w+)/g, '{$1}') : 'unmatched';
+  if (typeof matched !== 'string') return 'unmatched';
+  let template = templates.get(matched);
+  if (template === undefined) {
+    template = matched.replace(/:(\w+)/g, '{$1}');
+    templates.set(matched, template);
+  }
+  return template;
 }

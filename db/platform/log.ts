@@ -6,6 +6,13 @@
  * When stdout is a terminal a person is reading it: the same lines go through pino-pretty
  * (colours, one readable line per entry). Anything that reads the output — a pipe, a file, a log
  * shipper, the contract's scripts — gets JSON lines, as CONTRACT.md promises.
+ *
+ * JSON lines are written asynchronously: a line logged while a write is under way joins the next
+ * write, so a busy process makes one write for many lines instead of a blocking write(2) per line
+ * (one per request and one per webhook attempt: measured in docs/BENCHMARKS.md). Nothing waits
+ * for a timer: a lone line is written at once. What is still buffered when the process exits
+ * (process.exit, an uncaught exception, the end of a graceful stop) is written synchronously by
+ * pino's exit hook; only a process killed outright loses the lines of its last write.
  */
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
@@ -20,7 +27,7 @@ export function createLogger(level: string, { pretty = process.stdout.isTTY === 
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ['headers["x-api-key"]', 'api_key', 'secret_key'], censor: '[redacted]' },
   };
-  return pretty ? pino(options, prettyStream()) : pino(options);
+  return pino(options, pretty ? prettyStream() : pino.destination({ dest: 1, sync: false }));
 }
 
 /**

@@ -30,6 +30,24 @@ interface QueryObject {
 
 type Connection = pg.Client & { __knexTxId?: string; __statementGeneration?: Map<string, number> };
 
+/**
+ * Statement names by SQL text, so that a statement's hash is taken once per process rather than on
+ * every execution (the SQL of a hold runs to kilobytes). The texts come from the code, a bounded
+ * set; a process that somehow met more starts the map afresh rather than grow it without end.
+ */
+const names = new Map<string, string>();
+const MAX_NAMES = 5_000;
+
+function statementHash(sql: string): string {
+  let hash = names.get(sql);
+  if (hash === undefined) {
+    if (names.size >= MAX_NAMES) names.clear();
+    hash = createHash('sha1').update(sql).digest('base64url').slice(0, 24);
+    names.set(sql, hash);
+  }
+  return hash;
+}
+
 const Base = ClientPg as new (config: unknown) => {
   _query(connection: Connection, obj: QueryObject): Promise<unknown>;
 };
@@ -38,7 +56,7 @@ const Base = ClientPg as new (config: unknown) => {
 export class PreparedPgClient extends Base {
   override async _query(connection: Connection, obj: QueryObject): Promise<unknown> {
     if (!obj.sql || !obj.bindings?.length) return super._query(connection, obj);
-    const hash = createHash('sha1').update(obj.sql).digest('base64url').slice(0, 24);
+    const hash = statementHash(obj.sql);
     const generations = (connection.__statementGeneration ??= new Map());
     const named = () => ({
       ...obj,

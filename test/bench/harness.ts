@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { openSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -114,16 +115,18 @@ export async function slotSupply(db: Knex, venueId: string): Promise<() => Slot>
 /** `npm run web` as its own process on a free port. */
 export async function startWebProcess(
   url: string,
+  { logLevel = 'warn', logFile }: { logLevel?: string; logFile?: string } = {},
 ): Promise<{ base: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   // BENCH_PROFILE=dir writes a CPU profile of the web process there (open it in Chrome DevTools).
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
-  const web = spawn(process.execPath, [...profile, 'api/main.ts'], {
+  // As `npm run web` starts it (package.json), so that a bench measures what runs.
+  const web = spawn(process.execPath, ['--max-semi-space-size=16', ...profile, 'api/main.ts'], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'warn' },
-    stdio: 'inherit',
+    env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: logLevel },
+    stdio: ['ignore', logFile ? openSync(logFile, 'a') : 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
@@ -188,11 +191,24 @@ const TICKS = 100;
 
 /** CPU seconds a process has used so far (user + system), from /proc; 0 once it is gone. */
 async function processCpu(pid: number | string): Promise<number> {
+  const { user, system } = await processCpuSplit(pid);
+  return user + system;
+}
+
+/**
+ * CPU seconds a process (with its waited-for children) has used so far in user and in kernel
+ * mode, from /proc; zeros once it is gone. Linux only.
+ */
+export async function processCpuSplit(pid: number | string): Promise<{ user: number; system: number }> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   // Fields after the command (which may hold spaces, so split after its closing parenthesis):
   // utime, stime, cutime and cstime are the 14th to 17th fields of the line.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields.length > 14 ? fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0) / TICKS : 0;
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
+  if (fields.length <= 14) return { user: 0, system: 0 };
+  return { user: (fields[11]! + fields[13]!) / TICKS, system: (fields[12]! + fields[14]!) / TICKS };
 }
 
 /**

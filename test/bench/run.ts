@@ -1,10 +1,12 @@
 /**
- * `npm run bench [discovery|hold-confirm|hold-groups|series|availability|webhooks|credits-waitlist|retention]...`: the benchmarks of docs/BENCHMARKS.md
+ * `npm run bench [discovery|hold-confirm|edge|events|hold-groups|series|availability|webhooks|credits-waitlist|retention]...`: the benchmarks of docs/BENCHMARKS.md
  * (all of them by default), each on a fresh database on DATABASE_URL's server or an embedded
  * PostgreSQL, with `npm run web` as its own process and the load generator in this one, side by
  * side as on one machine. Prints markdown. BENCH_SECONDS (default 10) sets the length of a run;
  * BENCH_CONNECTIONS (default 16) the discovery concurrency; BENCH_RETENTION_ROWS (default 1,000,000)
- * the old rows of each table the retention benchmark prunes.
+ * the old rows of each table the retention benchmark prunes; BENCH_EVENTS_ROWS (default 1,000,000)
+ * the history the events benchmark pages through; BENCH_EDGE_RATE (default 150) the cycles/s the
+ * edge benchmark offers.
  */
 import { loadConfigOrExit } from '../../db/platform/config.ts';
 import { createLogger } from '../../db/platform/log.ts';
@@ -12,6 +14,8 @@ import { postgresServer } from '../../db/schema/scratch-database.ts';
 import { benchAvailability } from './availability.ts';
 import { benchCreditsWaitlist } from './credits-waitlist.ts';
 import { benchDiscovery } from './discovery.ts';
+import { benchEdge } from './edge.ts';
+import { benchEvents } from './events.ts';
 import { withBenchDatabase } from './harness.ts';
 import { benchHoldConfirm } from './hold-confirm.ts';
 import { benchHoldGroups } from './hold-groups.ts';
@@ -29,6 +33,8 @@ const benches = {
     benchDiscovery(url, db, seconds, connections),
   'hold-confirm': (url: string, db: Parameters<typeof benchDiscovery>[1]) =>
     benchHoldConfirm(url, db, log, seconds),
+  events: (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchEvents(url, db, seconds),
+  edge: (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchEdge(url, db, seconds),
   'hold-groups': (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchHoldGroups(url, db, seconds),
   series: (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchSeries(url, db, seconds),
   availability: (url: string, db: Parameters<typeof benchDiscovery>[1]) =>

@@ -53,6 +53,8 @@ export interface Received {
   event: WebhookEvent | undefined;
   rejection: string | undefined;
   at: number;
+  /** The client's port of the connection it came on: one per connection the sender opened. */
+  remotePort: number | undefined;
 }
 
 /** An answer: a status, a status with headers, or undefined to never answer. */
@@ -94,6 +96,7 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
         event: verdict.ok ? verdict.event : undefined,
         rejection: verdict.ok ? undefined : verdict.reason,
         at: Date.now(),
+        remotePort: req.socket.remotePort,
       };
       receiver.received.push(entry);
       pending.add(res);

@@ -1,0 +1,135 @@
+/**
+ * The HTTP edge's cost: hold → confirm cycles paced at a fixed rate (so that every variant sees
+ * the same load, and the same batching of its key's statements) by 16 keep-alive connections of one
+ * partner key, as the shared load harness drives them, against `npm run web` logging at `info` to
+ * a file. Reports the web process's CPU per request, user and kernel apart, and PostgreSQL's per
+ * cycle: what the edge costs beyond the statements it sends.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import type { Knex } from '../../db/postgres/knex.ts';
+import {
+  benchPartners,
+  benchVenue,
+  msSince,
+  percentile,
+  processCpuSplit,
+  serverCpuSeconds,
+  slotSupply,
+  startWebProcess,
+  type Slot,
+} from './harness.ts';
+
+const CLIENTS = 16;
+/** Cycles per second offered: well below saturation on two cores, so the edge is not queued. */
+const RATE = Number(process.env.BENCH_EDGE_RATE ?? 150);
+
+/** Returns the markdown table of the edge benchmark. */
+export async function benchEdge(url: string, db: Knex, seconds: number): Promise<string> {
+  const venueId = await benchVenue(db, 'Edge Arena');
+  const [client] = await benchPartners(db, venueId, 1);
+  const takeSlot = await slotSupply(db, venueId);
+  const logDir = await mkdtemp(path.join(tmpdir(), 'bench-edge-'));
+  const web = await startWebProcess(url, {
+    logLevel: process.env.BENCH_EDGE_LOG_LEVEL ?? 'info',
+    logFile: path.join(logDir, 'web.log'),
+  });
+  const pool = new Pool(web.base, { connections: CLIENTS, pipelining: 1 });
+  const post = async (route: string, body: unknown): Promise<Record<string, string>> => {
+    const res = await pool.request({
+      method: 'POST',
+      path: `/api/v1${route}`,
+      headers: { 'x-api-key': client!.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const json = (await res.body.json()) as Record<string, string>;
+    if (res.statusCode !== 201) throw new Error(`${res.statusCode} ${json.error}`);
+    return json;
+  };
+  const cycle = async (slot: Slot) => {
+    const held = await post('/bookings/hold', holdBody(venueId, slot));
+    await post('/bookings/confirm', confirmBody(held.hold_id!));
+  };
+  try {
+    await paced(cycle, takeSlot, 2, RATE); // warm-up: prepared statements, JIT, pool
+    const cpuBefore = await processCpuSplit(web.pid);
+    const serverBefore = await serverCpuSeconds(web.pid);
+    const run = await paced(cycle, takeSlot, seconds, RATE);
+    const cpuAfter = await processCpuSplit(web.pid);
+    const serverAfter = await serverCpuSeconds(web.pid);
+    const requests = run.cycles * 2;
+    const us = (s: number) => Math.round((s * 1e6) / requests);
+    const user = cpuAfter.user - cpuBefore.user;
+    const system = cpuAfter.system - cpuBefore.system;
+    const pgMs = ((serverAfter.postgres - serverBefore.postgres) * 1000) / run.cycles;
+    return [
+      `${RATE} cycles/s offered for ${seconds} s by ${CLIENTS} keep-alive connections of one key; web logs at info to a file`,
+      '',
+      '| cycles/s | cycle p50 ms | cycle p99 ms | errors | web CPU µs/request | user | kernel | PostgreSQL CPU ms/cycle |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|',
+      `| ${run.rate.toFixed(1)} | ${percentile(run.latencies, 50)} | ${percentile(run.latencies, 99)} | ${run.errors} | ` +
+        `${us(user + system)} | ${us(user)} | ${us(system)} | ${pgMs.toFixed(2)} |`,
+    ].join('\n');
+  } finally {
+    await pool.close();
+    await web.stop();
+    await rm(logDir, { recursive: true, force: true });
+  }
+}
+
+/** Starts `rate` cycles a second (at most CLIENTS at once) for `seconds`. */
+async function paced(
+  cycle: (slot: Slot) => Promise<void>,
+  takeSlot: () => Slot,
+  seconds: number,
+  rate: number,
+): Promise<{ rate: number; cycles: number; latencies: number[]; errors: number }> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let running = 0;
+  const inFlight = new Set<Promise<void>>();
+  const started = process.hrtime.bigint();
+  const total = Math.round(seconds * rate);
+  for (let i = 0; i < total; i++) {
+    const due = (i / rate) * 1000 - msSince(started);
+    if (due > 0) await sleep(due);
+    while (running >= CLIENTS) await Promise.race(inFlight);
+    running++;
+    const t = process.hrtime.bigint();
+    const run: Promise<void> = cycle(takeSlot()).then(
+      () => void latencies.push(msSince(t)),
+      () => void errors++,
+    );
+    const tracked = run.finally(() => {
+      running--;
+      inFlight.delete(tracked);
+    });
+    inFlight.add(tracked);
+  }
+  await Promise.all(inFlight);
+  return { rate: latencies.length / (msSince(started) / 1000), cycles: latencies.length, latencies, errors };
+}
+
+function holdBody(venueId: string, slot: Slot) {
+  return {
+    venue_id: venueId,
+    resource_id: slot.resource_id,
+    slot_start: slot.slot_start.toISOString(),
+    slot_duration_minutes: 60,
+    idempotency_key: randomUUID(),
+  };
+}
+
+function confirmBody(holdId: string) {
+  return {
+    hold_id: holdId,
+    payment_reference: 'bench',
+    customer_name: 'Bench Customer',
+    customer_phone: '9812345678',
+    idempotency_key: randomUUID(),
+  };
+}
