@@ -154,20 +154,21 @@ export interface SettledAttempt {
 }
 
 /**
- * Records attempts' outcomes, each on its own delivery, in one transaction of two statements
- * (deliveries, then attempts: the order every writer of both keeps, so none deadlocks with another):
- * delivered; or failed with the named next attempt `afterSeconds` from now; or, with none,
+ * Records attempts' outcomes, each on its own delivery, in one statement (one round trip for the
+ * batch): delivered; or failed with the named next attempt `afterSeconds` from now; or, with none,
  * dead-lettered. Only the attempt in flight may record, so a stale one changes nothing, with one
  * exception: a success of an attempt that was declared abandoned (its worker was slow, not dead)
  * still marks the delivery delivered, since the partner has the event and a dead letter or a
  * further attempt would say otherwise. Each attempt's own row takes the outcome its worker saw.
  * Resolves to the attempts whose delivery this changed.
+ *
+ * Deliveries are written before attempts, the order every writer of both keeps, so none deadlocks
+ * with another: the statement reads the deliveries' update, which PostgreSQL therefore runs first,
+ * and the attempts' update, which nothing reads, after it, when the statement ends.
  */
 export async function settle(db: Knex, attempts: readonly SettledAttempt[]): Promise<Set<string>> {
   if (attempts.length === 0) return new Set();
   const column = <T>(pick: (a: SettledAttempt) => T) => attempts.map(pick);
-  const outcomes = `unnest(?::uuid[], ?::uuid[], ?::boolean[], ?::integer[], ?::text[], ?::uuid[], ?::float8[])
-    as o(delivery_id, attempt_id, ok, status_code, error, next_id, after_seconds)`;
   // Arrays with nulls in them, which knex's binding type does not list but pg sends as arrays.
   const bindings = [
     column((a) => a.deliveryId),
@@ -178,27 +179,29 @@ export async function settle(db: Knex, attempts: readonly SettledAttempt[]): Pro
     column((a) => a.next?.attemptId ?? null),
     column((a) => a.next?.afterSeconds ?? null),
   ] as Knex.RawBinding[];
-  return db.transaction(async (trx) => {
-    const { rows } = await trx.raw<{ rows: { attempt_id: string }[] }>(
-      `update webhook_deliveries d
+  const { rows } = await db.raw<{ rows: { attempt_id: string }[] }>(
+    `with o as materialized (
+       select * from unnest(?::uuid[], ?::uuid[], ?::boolean[], ?::integer[], ?::text[], ?::uuid[], ?::float8[])
+         as o(delivery_id, attempt_id, ok, status_code, error, next_id, after_seconds)
+     ), delivery as (
+       update webhook_deliveries d
           set status = case when o.ok then 'delivered' when o.next_id is not null then 'failed' else 'dead_letter' end,
               last_status_code = o.status_code, last_error = o.error, next_attempt_id = o.next_id,
               next_attempt_at = now() + make_interval(secs => o.after_seconds),
               delivered_at = case when o.ok then now() end
-         from ${outcomes}
+         from o
         where d.id = o.delivery_id and d.last_attempt_id = o.attempt_id
           and ((d.status = 'pending' and d.next_attempt_id is null)
                or (o.ok and d.status in ('failed', 'dead_letter')))
-       returning o.attempt_id`,
-      bindings,
-    );
-    await trx.raw(
-      `update webhook_attempts a set status_code = o.status_code, error = o.error, finished_at = now()
-         from ${outcomes} where a.id = o.attempt_id`,
-      bindings,
-    );
-    return new Set(rows.map((row) => row.attempt_id));
-  });
+       returning o.attempt_id
+     ), attempt as (
+       update webhook_attempts a set status_code = o.status_code, error = o.error, finished_at = now()
+         from o where a.id = o.attempt_id
+     )
+     select attempt_id from delivery`,
+    bindings,
+  );
+  return new Set(rows.map((row) => row.attempt_id));
 }
 
 /**
