@@ -66,6 +66,9 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
       ...(transactionMode ? { pipeline: Object.keys(settings).length > 0 } : sessionStartup(settings)),
     },
     acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+    // A failed statement's message names the statement, never its values: knex would write every
+    // binding into it (customers' names and phones), and error messages are logged.
+    compileSqlOnError: false,
     pool: {
       min: 0,
       max: options.poolMax ?? 10,

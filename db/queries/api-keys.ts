@@ -1,5 +1,6 @@
 /** Queries on `api_keys` and the rate-limit window that every keyed request passes through. */
 import { insertReturningId, type Knex } from '../postgres/knex.ts';
+import { runStatement } from '../postgres/statement.ts';
 
 /** Stores a key hash for a partner and returns the key's id. */
 export async function insert(
@@ -65,9 +66,14 @@ export async function authenticateMany(
   keyHash: string,
   count: number,
 ): Promise<AuthenticatedRequest[] | undefined> {
-  const { rows } = await db.raw<{
-    rows: { partner_id: string; rate_limit: number; allowed: boolean; remaining: number; reset_ms: number }[];
+  const { rows } = await runStatement<{
+    partner_id: string;
+    rate_limit: number;
+    allowed: boolean;
+    remaining: number;
+    reset_ms: number;
   }>(
+    db,
     `select k.partner_id, p.rate_limit, t.allowed, t.remaining, t.reset_ms
        from api_keys k
        join partners p on p.id = k.partner_id

@@ -2,6 +2,7 @@
 import { traceSetting } from '../platform/tracing.ts';
 import { datesIn, type DatabaseWrite } from './database-write.ts';
 import type { Knex } from '../postgres/knex.ts';
+import { runStatement } from '../postgres/statement.ts';
 
 export type BookingStatus = 'BOOKED' | 'CANCELLED' | 'REFUNDED';
 
@@ -63,7 +64,8 @@ export interface ConfirmedBooking {
  * (`confirmedBookingFromJson()` revives it), or a key's record of any operation.
  */
 export async function confirm(db: Knex, c: HoldConfirmation): Promise<DatabaseWrite> {
-  const { rows } = await db.raw<{ rows: DatabaseWrite[] }>(
+  const { rows } = await runStatement<DatabaseWrite>(
+    db,
     'select * from confirm_hold(?::text, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     [
       traceSetting(),

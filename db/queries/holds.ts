@@ -2,6 +2,7 @@
 import { traceSetting } from '../platform/tracing.ts';
 import { datesIn, type DatabaseWrite } from './database-write.ts';
 import type { Knex } from '../postgres/knex.ts';
+import { runStatement } from '../postgres/statement.ts';
 
 export type HoldStatus = 'ACTIVE' | 'CANCELLED' | 'EXPIRED' | 'CONFIRMED';
 
@@ -54,7 +55,8 @@ export interface HoldPlacement {
  * key's record of any operation.
  */
 export async function place(db: Knex, hold: HoldPlacement): Promise<DatabaseWrite> {
-  const { rows } = await db.raw<{ rows: DatabaseWrite[] }>(
+  const { rows } = await runStatement<DatabaseWrite>(
+    db,
     'select * from place_hold(?::text, ?, ?, ?, ?, ?, ?, ?, ?)',
     [
       traceSetting(),

@@ -3,6 +3,7 @@
  * `venue_slots()`: the one definition of the grid, which holds check against too.
  */
 import type { Knex } from '../postgres/knex.ts';
+import { runStatement } from '../postgres/statement.ts';
 import { isUuid } from './resources.ts';
 
 /**
@@ -55,7 +56,8 @@ export async function availableOnDate(
   date: string,
   resourceId?: string,
 ): Promise<AvailabilitySnapshot> {
-  const { rows } = await db.raw<{ rows: (ResourceDayRow & { changes_position: string | null })[] }>(
+  const { rows } = await runStatement<ResourceDayRow & { changes_position: string | null }>(
+    db,
     'select * from availability_snapshot(?, ?, ?::date, ?, ?)',
     [
       partnerId,
