@@ -19,6 +19,13 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
+/**
+ * The most log output held while stdout does not take it (a stalled pipe or log shipper): beyond
+ * it new lines are dropped rather than buffered without end, and the process neither blocks on its
+ * logs nor runs out of memory for them.
+ */
+const MAX_BUFFERED = 16 * 1024 * 1024;
+
 /** Creates the process logger at the configured level. */
 export function createLogger(level: string, { pretty = process.stdout.isTTY === true } = {}): Logger {
   const options = {
@@ -27,7 +34,10 @@ export function createLogger(level: string, { pretty = process.stdout.isTTY === 
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ['headers["x-api-key"]', 'api_key', 'secret_key'], censor: '[redacted]' },
   };
-  return pino(options, pretty ? prettyStream() : pino.destination({ dest: 1, sync: false }));
+  return pino(
+    options,
+    pretty ? prettyStream() : pino.destination({ dest: 1, sync: false, maxLength: MAX_BUFFERED }),
+  );
 }
 
 /**
