@@ -521,6 +521,7 @@ CREATE TABLE webhook_deliveries (
   CONSTRAINT webhook_deliveries_event_id_subscription_id_key UNIQUE (event_id, subscription_id),
   CONSTRAINT webhook_deliveries_event_id_fkey FOREIGN KEY (event_id) REFERENCES events(id),
   CONSTRAINT webhook_deliveries_subscription_id_fkey FOREIGN KEY (subscription_id) REFERENCES webhook_subscriptions(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_deliveries_named_attempt_check CHECK (((next_attempt_id IS NULL) OR (status = ANY (ARRAY['pending'::text, 'failed'::text])))),
   CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'failed'::text, 'delivered'::text, 'dead_letter'::text])))
 );
 CREATE INDEX webhook_deliveries_created_brin ON public.webhook_deliveries USING brin (created_at);

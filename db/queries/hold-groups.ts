@@ -103,7 +103,7 @@ export function confirmedHoldGroupFromJson(json: Record<string, unknown>): Confi
 export async function place(db: Knex, p: HoldGroupPlacement): Promise<DatabaseWrite> {
   const items = p.items.map((i) => ({
     resource_id: i.resource_id,
-    slot_start: i.slot_start.toISOString(),
+    slot_start: instantText(i.slot_start),
     slot_duration_minutes: i.slot_duration_minutes,
   }));
   const { rows } = await db.raw<{ rows: DatabaseWrite[] }>(
@@ -119,6 +119,15 @@ export async function place(db: Knex, p: HoldGroupPlacement): Promise<DatabaseWr
     ],
   );
   return rows[0]!;
+}
+
+/**
+ * An instant as PostgreSQL reads it, for JSON the database parses: `toISOString()` writes a year
+ * past 9999 in ECMAScript's extended form (`+010000-01-01T04:00:00.000Z`, which an offset makes of
+ * `9999-12-31T23:00:00-05:00`), which PostgreSQL refuses; it reads `10000-01-01T04:00:00.000Z`.
+ */
+function instantText(instant: Date): string {
+  return instant.toISOString().replace(/^\+0*(?=\d{5,}-)/, '');
 }
 
 /** A group's confirm, as the partner asked for it (phones already in +91XXXXXXXXXX form). */

@@ -835,3 +835,32 @@ test('a group of 8 counts one request against the rate limit; 413 and 415 as on 
   t.is(text.status, 415);
   assertDocumented(t, CREATE, text);
 });
+
+test('an instant past the year 9999 in UTC (9999 written with an offset) is refused as off the grid, as for a single hold', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const lastInstant = '9999-12-31T23:00:00-05:00'; // 10000-01-01T04:00Z
+  const group = await createGroup(server(), w.apiKey, {
+    venue_id: w.venueId,
+    items: [{ resource_id: w.court, slot_start: lastInstant, slot_duration_minutes: 60 }],
+  });
+  const single = await hold(server(), w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.court,
+    slot_start: lastInstant,
+  });
+  t.is(single.status, 400);
+  t.is(group.status, 400, group.text);
+  t.is(group.body.error, 'SLOT_NOT_AVAILABLE');
+  t.like(group.body.details, [{ field: 'items.0', in: 'body', reason: 'NOT_ON_GRID' }]);
+  t.is(single.body.error, 'SLOT_NOT_AVAILABLE', 'the same answer as a single hold');
+  assertDocumented(t, CREATE, group);
+  t.is(
+    await db('holds')
+      .where({ venue_id: w.venueId })
+      .count()
+      .first()
+      .then((r) => Number(r!.count)),
+    0,
+  );
+});
