@@ -749,11 +749,15 @@ AS $function$
 declare
   v_id bigint;
 begin
-  for v_id in
-    select r.id from reservations r where r.hold_id = any (p_hold_ids) and r.active order by r.unit_id, lower(r.during)
-  loop
-    update reservations set expires_at = null where id = v_id;
-  end loop;
+  if cardinality(p_hold_ids) = 1 then
+    update reservations set expires_at = null where hold_id = p_hold_ids[1] and active;
+  else
+    for v_id in
+      select r.id from reservations r where r.hold_id = any (p_hold_ids) and r.active order by r.unit_id, lower(r.during)
+    loop
+      update reservations set expires_at = null where id = v_id;
+    end loop;
+  end if;
   perform record_windows_changed(p_hold_ids);
 end
 $function$;
@@ -887,11 +891,7 @@ begin
   end if;
 
   update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
-  -- One hold's reservations are its units' in one window, inserted in unit order: one statement
-  -- books them in that order (book_reservations() orders a group's, item by item).
-  update reservations set expires_at = null where hold_id = v_hold.id;
-  perform record_availability_change(v_hold.venue_id, array[v_hold.resource_id],
-                                     array[tstzrange(v_hold.slot_start, v_hold.slot_end)]);
+  perform book_reservations(array[v_hold.id]);
   insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
                         payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
                         customer_email)

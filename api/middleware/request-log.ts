@@ -22,7 +22,7 @@ export function requestLog(metrics: Metrics): AppMiddleware {
       const route = routeTemplate(ctx);
       setSpanRoute(ctx.method, route);
       metrics.requests.observe({ method: ctx.method, route, status: ctx.status }, seconds);
-      const probe = ctx.status < 500 && PROBES.has(route.replace(/^\/api\/v1/, ''));
+      const probe = PROBES.has(route.replace(/^\/api\/v1/, '')) && ctx.status < 500;
       ctx.state.log[probe ? 'debug' : 'info'](
         {
           method: ctx.method,

@@ -7,17 +7,25 @@
 -- Either records the one availability change of the windows (record_availability_change()): a
 -- confirm leaves them unavailable but no longer held; a release frees them.
 --
+-- Booking one hold (every single confirm) is one statement: its reservations are its units' in
+-- one window, inserted in unit order, and the statement books them in that order (the loop costs a
+-- statement per unit).
+--
 -- requires: record_availability_change
 create or replace function book_reservations(p_hold_ids uuid[]) returns void
 language plpgsql as $$
 declare
   v_id bigint;
 begin
-  for v_id in
-    select r.id from reservations r where r.hold_id = any (p_hold_ids) and r.active order by r.unit_id, lower(r.during)
-  loop
-    update reservations set expires_at = null where id = v_id;
-  end loop;
+  if cardinality(p_hold_ids) = 1 then
+    update reservations set expires_at = null where hold_id = p_hold_ids[1] and active;
+  else
+    for v_id in
+      select r.id from reservations r where r.hold_id = any (p_hold_ids) and r.active order by r.unit_id, lower(r.during)
+    loop
+      update reservations set expires_at = null where id = v_id;
+    end loop;
+  end if;
   perform record_windows_changed(p_hold_ids);
 end
 $$;

@@ -6,12 +6,12 @@
 -- (`hold_in_group`: a group is confirmed as one), has not expired, is ACTIVE, still has its
 -- reservations, and that a member-priced hold is confirmed for its member; then, when asked,
 -- takes one package credit (the caller's purchase for this customer and venue that expires first,
--- locked), books its reservations and records the availability change (the slot stays unavailable,
--- no longer held), and writes the booking and booking_created. A replay answers the stored result, so it
+-- locked), books its reservations (book_reservations(), which records the availability change), and
+-- writes the booking and booking_created. A replay answers the stored result, so it
 -- never takes a second credit. Refusals: SQLSTATE PB000 with the reason as the message.
 --
--- requires: claim_idempotency_key, venue_authorized, hold_is_expired, hold_is_intact,
---   record_availability_change, record_booking_event
+-- requires: claim_idempotency_key, venue_authorized, hold_is_expired, hold_is_intact, book_reservations,
+--   record_booking_event
 create or replace function confirm_hold(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text,
   p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean,
@@ -78,11 +78,7 @@ begin
   end if;
 
   update holds set status = 'CONFIRMED', updated_at = now() where id = v_hold.id;
-  -- One hold's reservations are its units' in one window, inserted in unit order: one statement
-  -- books them in that order (book_reservations() orders a group's, item by item).
-  update reservations set expires_at = null where hold_id = v_hold.id;
-  perform record_availability_change(v_hold.venue_id, array[v_hold.resource_id],
-                                     array[tstzrange(v_hold.slot_start, v_hold.slot_end)]);
+  perform book_reservations(array[v_hold.id]);
   insert into bookings (hold_id, partner_id, venue_id, resource_id, slot_id, slot_start, slot_end, price_rupees,
                         payment_reference, payment_method, package_purchase_id, customer_name, customer_phone,
                         customer_email)

@@ -5,7 +5,6 @@
  * a file. Reports the web process's CPU per request, user and kernel apart, and PostgreSQL's per
  * cycle: what the edge costs beyond the statements it sends.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,6 +14,8 @@ import type { Knex } from '../../db/postgres/knex.ts';
 import {
   benchPartners,
   benchVenue,
+  confirmBody,
+  holdBody,
   msSince,
   percentile,
   processCpuSplit,
@@ -112,24 +113,4 @@ async function paced(
   }
   await Promise.all(inFlight);
   return { rate: latencies.length / (msSince(started) / 1000), cycles: latencies.length, latencies, errors };
-}
-
-function holdBody(venueId: string, slot: Slot) {
-  return {
-    venue_id: venueId,
-    resource_id: slot.resource_id,
-    slot_start: slot.slot_start.toISOString(),
-    slot_duration_minutes: 60,
-    idempotency_key: randomUUID(),
-  };
-}
-
-function confirmBody(holdId: string) {
-  return {
-    hold_id: holdId,
-    payment_reference: 'bench',
-    customer_name: 'Bench Customer',
-    customer_phone: '9812345678',
-    idempotency_key: randomUUID(),
-  };
 }

@@ -2,27 +2,20 @@
  * The missed-event pull, `GET /events`, with 10 events and with BENCH_EVENTS_ROWS (default
  * 1,000,000) events at the caller's venue: a page must cost the same however long the history.
  * Four pages: the first, the one after a cursor halfway through, the first of one rare type, and
- * the first since a moment halfway through. Events are spread over 30 days and the six types, in
+ * the first since a moment halfway through. Events are spread over 30 days and the event types, in
  * transactions of 10,000 (positions are per transaction, as in service), then vacuumed and
  * analysed as autovacuum would have. Four clients, one key, sequential requests each; pages of ten,
  * so that the small history's first page is as full as the large one's.
  */
 import { Pool } from 'undici';
 import type { Knex } from '../../db/postgres/knex.ts';
+import { EVENT_TYPES } from '../../db/queries/events.ts';
 import { benchPartners, benchVenue, msSince, percentile, startWebProcess } from './harness.ts';
 
 const CLIENTS = 4;
 /** Events per page: what ten events fill, so that both histories answer pages of one size. */
 const LIMIT = 10;
 const BATCH = 10_000;
-const TYPES = [
-  'hold_created',
-  'hold_cancelled',
-  'hold_expired',
-  'booking_created',
-  'booking_cancelled',
-  'booking_refunded',
-];
 
 /** Returns the markdown table of the events benchmark. */
 export async function benchEvents(url: string, db: Knex, seconds: number): Promise<string> {
@@ -84,10 +77,18 @@ async function fill(db: Knex, venueId: string, partnerId: string, total: number)
   for (let from = rows[0]!.n; from < total; from += BATCH) {
     await db.raw(
       `insert into events (event_type, venue_id, partner_id, slot_id, occurred_at, recorded_at)
-       select (?::text[])[1 + (i % 6)], ?, ?, gen_random_uuid(), at, at
+       select (?::text[])[1 + (i % ?)], ?, ?, gen_random_uuid(), at, at
          from generate_series(?::bigint, ?::bigint) i,
               lateral (select now() - interval '30 days' + i * (interval '30 days' / ?)) t(at)`,
-      [TYPES, venueId, partnerId, from, Math.min(from + BATCH, total) - 1, total],
+      [
+        [...EVENT_TYPES],
+        EVENT_TYPES.length,
+        venueId,
+        partnerId,
+        from,
+        Math.min(from + BATCH, total) - 1,
+        total,
+      ],
     );
   }
   await db.raw('vacuum analyze events');

@@ -4,7 +4,7 @@
  * percentile maths.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { openSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
@@ -109,6 +109,28 @@ export async function slotSupply(db: Knex, venueId: string): Promise<() => Slot>
     const slot = slots[next++];
     if (!slot) throw new Error('out of slots: lower BENCH_SECONDS');
     return slot;
+  };
+}
+
+/** A hold request's body for `slot` (one hour, a fresh idempotency key). */
+export function holdBody(venueId: string, slot: Slot) {
+  return {
+    venue_id: venueId,
+    resource_id: slot.resource_id,
+    slot_start: slot.slot_start.toISOString(),
+    slot_duration_minutes: 60,
+    idempotency_key: randomUUID(),
+  };
+}
+
+/** A confirm request's body for `holdId` (a fresh idempotency key). */
+export function confirmBody(holdId: string) {
+  return {
+    hold_id: holdId,
+    payment_reference: 'bench',
+    customer_name: 'Bench Customer',
+    customer_phone: '9812345678',
+    idempotency_key: randomUUID(),
   };
 }
 

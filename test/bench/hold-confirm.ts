@@ -4,7 +4,6 @@
  * authentication and rate-limit statement included, minus HTTP, Koa and JSON) as the ceiling.
  */
 import { presentConfirmed, presentHold } from '../../api/presenters/booking.ts';
-import { randomUUID } from 'node:crypto';
 import { confirmBooking } from '../../api/use-cases/confirm-booking.ts';
 import { createHold } from '../../api/use-cases/create-hold.ts';
 import { hashApiKey } from '../../db/rules/api-key.ts';
@@ -18,6 +17,8 @@ import {
   benchPartners,
   benchVenue,
   msSince,
+  confirmBody,
+  holdBody,
   percentile,
   slotSupply,
   startWebProcess,
@@ -143,25 +144,5 @@ function directCycle(db: Knex, boss: Parameters<typeof createHold>[0]['boss']): 
     const confirm = { ...body, customer_phone: `+91${customer_phone}` };
     presentConfirmed((await confirmBooking({ db }, client.partnerId, confirm)) as ConfirmedBooking);
     return [holdMs, msSince(t)];
-  };
-}
-
-function holdBody(venueId: string, slot: Slot) {
-  return {
-    venue_id: venueId,
-    resource_id: slot.resource_id,
-    slot_start: slot.slot_start.toISOString(),
-    slot_duration_minutes: 60,
-    idempotency_key: randomUUID(),
-  };
-}
-
-function confirmBody(holdId: string) {
-  return {
-    hold_id: holdId,
-    payment_reference: 'bench',
-    customer_name: 'Bench Customer',
-    customer_phone: '9812345678',
-    idempotency_key: randomUUID(),
   };
 }
