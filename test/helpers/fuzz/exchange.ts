@@ -12,6 +12,7 @@ import { bodyText, type FuzzRequest } from './request.ts';
 import { API_PREFIX } from './world-records.ts';
 import type { World } from './world.ts';
 import { rawCall, type CallResult, type RawRequest } from '../http.ts';
+import { VALIDATION_GAP } from '../../../api/middleware/errors.ts';
 
 /** A request as generated and as sent, its answer, and what is wrong with the answer. */
 export interface Exchange {
@@ -100,6 +101,10 @@ function logProblems(lines: Record<string, unknown>[], response: CallResult): Vi
     const level = Number(line.level);
     if (level >= ERROR_LEVEL && response.status < 500) {
       out.push({ kind: 'error-log', detail: `${response.status} logged at ${level}: ${String(line.msg)}` });
+    }
+    // A 400 the database decided is allowed, and logged as a warning; to the fuzzer it is a gap.
+    if (line.msg === VALIDATION_GAP) {
+      out.push({ kind: 'validation-gap', detail: `${String(line.sqlstate)} on ${String(line.path)}` });
     }
     if (response.status !== 431 && line.request_id !== requestId) {
       out.push({
