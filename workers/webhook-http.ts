@@ -39,9 +39,9 @@ import { ipLiteralHost, isNonPublicAddress } from '../db/rules/webhook-targets.t
 const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
 /**
  * Sockets one origin's pool keeps, at most: the attempts of an origin in flight in one worker
- * (PER_ORIGIN, 8) each get their own, with room for sockets still closing after an abort.
+ * (PER_ORIGIN, 16) each get their own, with room for sockets still closing after an abort.
  */
-const POOLED_PER_ORIGIN = 16;
+const POOLED_PER_ORIGIN = 32;
 /**
  * How long an idle pooled socket is kept, at most, for the next attempt to its origin: below the
  * idle timeouts common servers close connections after (Node 5 s, Apache 5 s, nginx 75 s), so that
