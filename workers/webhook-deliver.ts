@@ -38,7 +38,7 @@ const ATTEMPT_SPAN = 'webhook.deliver';
  * the endpoint, DNS or the network does.
  */
 export function sendAttempt(plan: AttemptPlan, deps: AttemptDeps): Promise<SettledAttempt> {
-  const carried = plan.trace === null ? {} : { trace: JSON.parse(plan.trace) as unknown };
+  const carried = plan.trace === null ? {} : { trace: plan.trace };
   const attributes = { 'messaging.message.id': plan.attemptId };
   return inJobSpan(ATTEMPT_SPAN, carried, attributes, async () => {
     // The partner's delivery_id (X-Delivery-Id) names the attempt, in traces as on the wire.

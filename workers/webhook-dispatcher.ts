@@ -274,8 +274,7 @@ class Settler {
 
 /** The request that caused the delivery, for its log lines (tracing.ts carries its id). */
 function requestOf(plan: deliveries.AttemptPlan): { request_id?: string } {
-  if (plan.trace === null) return {};
-  const requestId = (JSON.parse(plan.trace) as { request_id?: unknown }).request_id;
+  const requestId = plan.trace?.request_id;
   return typeof requestId === 'string' ? { request_id: requestId } : {};
 }
 

@@ -42,8 +42,18 @@ export interface AttemptPlan {
   /** The endpoint's origin (scheme and authority): attempts are limited per origin. */
   origin: string;
   secretKey: string;
-  /** The trace of what published (or redelivered) the delivery, as `booking.trace` wrote it. */
-  trace: string | null;
+  /**
+   * The trace of what published (or redelivered) the delivery, as `booking.trace` wrote it, read
+   * once here for the attempt's span and log line; null for none (or for text that is not a JSON
+   * object, which nothing writes: the attempt then runs in a trace of its own).
+   */
+  trace: CarriedTrace | null;
+}
+
+/** A trace carried by a delivery: its context and the id of the request that caused it. */
+export interface CarriedTrace {
+  request_id?: unknown;
+  [field: string]: unknown;
 }
 
 /** How much a claim may take. */
@@ -127,8 +137,20 @@ export async function claimDue(db: Knex, limits: ClaimLimits, maxAttempts: numbe
     endpointUrl: endpoint_url,
     origin,
     secretKey: secret_key,
-    trace: delivery.trace,
+    trace: carriedTrace(delivery.trace),
   }));
+}
+
+function carriedTrace(text: string | null): CarriedTrace | null {
+  if (text === null) return null;
+  try {
+    const trace = JSON.parse(text) as unknown;
+    return typeof trace === 'object' && trace !== null && !Array.isArray(trace)
+      ? (trace as CarriedTrace)
+      : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The outcome of one attempt. */

@@ -94,6 +94,23 @@ test.serial(
 );
 
 test.serial(
+  'a delivery whose carried trace is not a JSON object is still sent, in a trace of its own',
+  async (t) => {
+    const r = await receiver(t);
+    r.respond = () => 200;
+    for (const trace of ['not json', '[1,2]', 'null', '"text"']) {
+      const d = await deliveryTo(r);
+      await database().db('webhook_deliveries').where({ id: d.deliveryId }).update({ trace });
+      const plan = await d.claim();
+      t.is(plan?.trace, null, trace);
+      await d.finish(plan!);
+      t.like(await d.state(), { status: 'delivered', attempts: 1 }, trace);
+    }
+    t.is(r.received.length, 4);
+  },
+);
+
+test.serial(
   'every kind of failure is a failed attempt recorded with its status or error, and retried later',
   async (t) => {
     const quick = testConfig({ WEBHOOK_TIMEOUT_MS: '300' });
