@@ -659,6 +659,7 @@ CREATE OR REPLACE FUNCTION public.availability_feed(p_venue_ids uuid[], p_after_
  RETURNS TABLE(change_position bigint, k integer, venue_id uuid, event jsonb)
  LANGUAGE plpgsql
  STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 #variable_conflict use_column
 declare
