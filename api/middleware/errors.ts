@@ -3,8 +3,8 @@
  * spec's error body with the status from the table below; known HTTP-level failures raised by
  * Koa's own machinery are mapped to their codes; a database that cannot serve is 503 with
  * Retry-After; a value PostgreSQL refused (SQLSTATE class 22) is 400, logged as a warning that
- * names the validation gap it is; anything else is a logged 500 INTERNAL_ERROR that leaks nothing but the
- * request id.
+ * names the validation gap it is; anything else is a logged 500 INTERNAL_ERROR that leaks nothing
+ * but the request id.
  */
 import { isDatabaseUnavailable, isDataException, isTransientConflict } from '../../db/postgres/pg-errors.ts';
 import type { AppContext, AppMiddleware } from '../context.ts';
