@@ -8,7 +8,7 @@
  *   in flight in this process, and a claim takes none of an origin already at that, so a slow or
  *   silent endpoint costs time only to its own deliveries. Nothing waits for an attempt but its own
  *   outcome: a claim is never held back by attempts in flight, only by MAX_IN_FLIGHT in all.
- * - An origin that never answers still gets every attempt: PER_ORIGIN (16) at a time, each ending at
+ * - An origin that never answers still gets every attempt: PER_ORIGIN at a time, each ending at
  *   its own deadline, which is the contract's "at least 4 in flight while 4 are due".
  * - Attempts come due by a commit (a new event, a redelivery: `publish_event()` notifies
  *   ATTEMPTS_DUE_CHANNEL, which this process LISTENs on) or by time (a retry after its delay):
@@ -97,6 +97,8 @@ class DeliveryDispatcher implements Dispatcher {
       timeoutMs: deps.config.webhookTimeoutMs,
       allowPrivate: deps.config.webhookAllowPrivateTargets,
       lookup: deps.lookup,
+      // Each attempt in flight its own socket, with room for sockets still closing after an abort.
+      socketsPerOrigin: 2 * PER_ORIGIN,
     });
     this.deps = { ...deps, http: this.http };
     this.settler = new Settler(deps);
@@ -275,7 +277,7 @@ class Settler {
 /** The request that caused the delivery, for its log lines (tracing.ts carries its id). */
 function requestOf(plan: deliveries.AttemptPlan): { request_id?: string } {
   const requestId = plan.trace?.request_id;
-  return typeof requestId === 'string' ? { request_id: requestId } : {};
+  return requestId ? { request_id: requestId } : {};
 }
 
 /**

@@ -13,7 +13,7 @@
  * much CPU as the rest of the attempt (docs/BENCHMARKS.md). Pooling changes nothing of the check:
  * every socket is checked when it is dialled, a pooled socket is only ever reused for its own
  * origin (the address it was checked for), and a name that rebinds meets the check again on the
- * next socket it needs. A pool holds at most POOLED_PER_ORIGIN sockets, idle ones for no longer
+ * next socket it needs. A pool holds at most `socketsPerOrigin` sockets, idle ones for no longer
  * than KEEP_ALIVE_MS (or the endpoint's shorter `Keep-Alive: timeout`).
  *
  * The default resolver is `lookupHost` (db/platform/host-resolver.ts): DNS through c-ares, on the event loop,
@@ -37,11 +37,8 @@ import { ipLiteralHost, isNonPublicAddress } from '../db/rules/webhook-targets.t
 
 /** The most response body read (and thrown away) before the connection is dropped. */
 const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
-/**
- * Sockets one origin's pool keeps, at most: the attempts of an origin in flight in one worker
- * (PER_ORIGIN, 16) each get their own, with room for sockets still closing after an abort.
- */
-const POOLED_PER_ORIGIN = 32;
+/** Sockets one origin's pool keeps, at most, for a client not told otherwise (`socketsPerOrigin`). */
+const SOCKETS_PER_ORIGIN = 16;
 /**
  * How long an idle pooled socket is kept, at most, for the next attempt to its origin: below the
  * idle timeouts common servers close connections after (Node 5 s, Apache 5 s, nginx 75 s), so that
@@ -84,6 +81,11 @@ export interface WebhookClientOptions {
   allowPrivate: boolean;
   /** dns.lookup-compatible resolver; `lookupHost` (c-ares, bounded) by default. */
   lookup?: LookupFunction | undefined;
+  /**
+   * Sockets one origin's pool keeps, at most (SOCKETS_PER_ORIGIN by default): no fewer than the
+   * caller's attempts to one origin at once, or they wait for a socket within their deadline.
+   */
+  socketsPerOrigin?: number | undefined;
 }
 
 /**
@@ -98,7 +100,7 @@ export class WebhookClient {
     this.#options = options;
     const lookup = timedLookup(options.lookup ?? lookupHost, options.timeoutMs);
     this.#agent = new Agent({
-      connections: POOLED_PER_ORIGIN,
+      connections: options.socketsPerOrigin ?? SOCKETS_PER_ORIGIN,
       keepAliveTimeout: KEEP_ALIVE_MS,
       keepAliveMaxTimeout: KEEP_ALIVE_MS,
       connect: { lookup: options.allowPrivate ? lookup : publicOnly(lookup), timeout: options.timeoutMs },

@@ -88,6 +88,22 @@ export function traceSetting(): string | null {
   return found ? JSON.stringify(found) : null;
 }
 
+/**
+ * A trace `traceSetting()` wrote, read back from where it was stored (a delivery's `trace`); null
+ * for none, or for text that is not one (the work then runs in a trace of its own).
+ */
+export function parseTraceSetting(text: string | null): JobTrace | null {
+  if (text === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const parsed = JobTrace.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
+
 const tracer = () => trace.getTracer('partner-booking');
 
 /**

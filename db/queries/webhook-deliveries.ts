@@ -1,5 +1,5 @@
 /** Queries on `webhook_deliveries` and `webhook_attempts`. */
-import { traceSetting } from '../platform/tracing.ts';
+import { parseTraceSetting, traceSetting, type JobTrace } from '../platform/tracing.ts';
 import type { Knex } from '../postgres/knex.ts';
 import type { EventRow } from './events.ts';
 
@@ -44,16 +44,9 @@ export interface AttemptPlan {
   secretKey: string;
   /**
    * The trace of what published (or redelivered) the delivery, as `booking.trace` wrote it, read
-   * once here for the attempt's span and log line; null for none (or for text that is not a JSON
-   * object, which nothing writes: the attempt then runs in a trace of its own).
+   * once here for the attempt's span and log line; null for none (or for text that is not one).
    */
-  trace: CarriedTrace | null;
-}
-
-/** A trace carried by a delivery: its context and the id of the request that caused it. */
-export interface CarriedTrace {
-  request_id?: unknown;
-  [field: string]: unknown;
+  trace: JobTrace | null;
 }
 
 /** How much a claim may take. */
@@ -137,20 +130,8 @@ export async function claimDue(db: Knex, limits: ClaimLimits, maxAttempts: numbe
     endpointUrl: endpoint_url,
     origin,
     secretKey: secret_key,
-    trace: carriedTrace(delivery.trace),
+    trace: parseTraceSetting(delivery.trace),
   }));
-}
-
-function carriedTrace(text: string | null): CarriedTrace | null {
-  if (text === null) return null;
-  try {
-    const trace = JSON.parse(text) as unknown;
-    return typeof trace === 'object' && trace !== null && !Array.isArray(trace)
-      ? (trace as CarriedTrace)
-      : null;
-  } catch {
-    return null;
-  }
 }
 
 /** The outcome of one attempt. */
