@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { openSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -134,6 +134,21 @@ export function confirmBody(holdId: string) {
   };
 }
 
+/**
+ * The Node.js options and entry point of package.json's `web` script, so that a bench starts the
+ * web process exactly as `npm run web` does (its heap flags, its tracing preload) and measures what
+ * runs, with no second copy of the flags to keep in step.
+ */
+function webCommand(): { options: string[]; entry: string } {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    scripts: { web: string };
+  };
+  const [node, ...args] = pkg.scripts.web.trim().split(/\s+/);
+  const entry = args.pop();
+  if (node !== 'node' || entry === undefined) throw new Error(`unexpected web script: ${pkg.scripts.web}`);
+  return { options: args, entry };
+}
+
 /** `npm run web` as its own process on a free port. */
 export async function startWebProcess(
   url: string,
@@ -144,8 +159,8 @@ export async function startWebProcess(
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
-  // As `npm run web` starts it (package.json), so that a bench measures what runs.
-  const web = spawn(process.execPath, ['--max-semi-space-size=16', ...profile, 'api/main.ts'], {
+  const { options, entry } = webCommand();
+  const web = spawn(process.execPath, [...options, ...profile, entry], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: logLevel },
     stdio: ['ignore', logFile ? openSync(logFile, 'a') : 'inherit', 'inherit'],
