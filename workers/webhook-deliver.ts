@@ -9,7 +9,7 @@
 import type { LookupFunction } from 'node:net';
 import type { Config } from '../db/platform/config.ts';
 import { unserved, type Metrics } from '../db/platform/metrics.ts';
-import { inJobSpan, setSpanAttribute } from '../db/platform/tracing.ts';
+import { inTraceSpan, setSpanAttribute } from '../db/platform/tracing.ts';
 import type { AttemptPlan, SettledAttempt } from '../db/queries/webhook-deliveries.ts';
 import { eventPayload } from '../db/rules/event-payload.ts';
 import { nextAttempt } from '../db/rules/webhook-attempts.ts';
@@ -38,9 +38,8 @@ const ATTEMPT_SPAN = 'webhook.deliver';
  * the endpoint, DNS or the network does.
  */
 export function sendAttempt(plan: AttemptPlan, deps: AttemptDeps): Promise<SettledAttempt> {
-  const carried = plan.trace === null ? {} : { trace: plan.trace };
   const attributes = { 'messaging.message.id': plan.attemptId };
-  return inJobSpan(ATTEMPT_SPAN, carried, attributes, async () => {
+  return inTraceSpan(ATTEMPT_SPAN, plan.trace, attributes, async () => {
     // The partner's delivery_id (X-Delivery-Id) names the attempt, in traces as on the wire.
     setSpanAttribute('webhook.delivery_id', plan.attemptId);
     const { config, lookup, http, metrics = unserved } = deps;

@@ -110,15 +110,27 @@ const tracer = () => trace.getTracer('partner-booking');
  * Runs a job in a span `job <kind>` whose parent is the trace its payload carries, and with the
  * payload's request id as the request in scope. Without an exporter the span is a no-op.
  */
-export async function inJobSpan<T>(
+export function inJobSpan<T>(
   kind: string,
   payload: unknown,
   attributes: Attributes,
   fn: () => Promise<T>,
 ): Promise<T> {
   const carried = JobTrace.safeParse((payload as { trace?: unknown } | null)?.trace);
-  const sent = carried.success ? carried.data : {};
-  const parent = contextOf(sent.traceparent);
+  return inTraceSpan(kind, carried.success ? carried.data : null, attributes, fn);
+}
+
+/**
+ * `inJobSpan()` for work whose trace was read already (a webhook attempt's, by
+ * `parseTraceSetting()` at its claim): the span's parent is `sent`, its request id in scope.
+ */
+export async function inTraceSpan<T>(
+  kind: string,
+  sent: JobTrace | null,
+  attributes: Attributes,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const parent = contextOf(sent?.traceparent);
   const run = () =>
     tracer().startActiveSpan(
       `job ${kind}`,
@@ -138,7 +150,7 @@ export async function inJobSpan<T>(
         }
       },
     );
-  return sent.request_id ? withRequestId(sent.request_id, run) : run();
+  return sent?.request_id ? withRequestId(sent.request_id, run) : run();
 }
 
 /** Sets an attribute on the span in progress (a delivery attempt's `webhook.delivery_id`). */

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { openSync, readFileSync } from 'node:fs';
+import { openSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -135,18 +135,18 @@ export function confirmBody(holdId: string) {
 }
 
 /**
- * The Node.js options and entry point of package.json's `web` script, so that a bench starts the
- * web process exactly as `npm run web` does (its heap flags, its tracing preload) and measures what
+ * The node arguments (options, then entry point) of a package.json script, so that a bench starts a
+ * process exactly as `npm run <script>` does (its heap flags, its tracing preload) and measures what
  * runs, with no second copy of the flags to keep in step.
  */
-function webCommand(): { options: string[]; entry: string } {
-  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
-    scripts: { web: string };
+async function scriptArguments(script: 'web' | 'worker'): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
   };
-  const [node, ...args] = pkg.scripts.web.trim().split(/\s+/);
-  const entry = args.pop();
-  if (node !== 'node' || entry === undefined) throw new Error(`unexpected web script: ${pkg.scripts.web}`);
-  return { options: args, entry };
+  const [node, ...args] = pkg.scripts[script]!.trim().split(/\s+/);
+  if (node !== 'node' || args.length === 0)
+    throw new Error(`unexpected ${script} script: ${pkg.scripts[script]}`);
+  return args;
 }
 
 /** `npm run web` as its own process on a free port. */
@@ -159,8 +159,8 @@ export async function startWebProcess(
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
-  const { options, entry } = webCommand();
-  const web = spawn(process.execPath, [...options, ...profile, entry], {
+  const args = await scriptArguments('web');
+  const web = spawn(process.execPath, [...args.slice(0, -1), ...profile, ...args.slice(-1)], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: logLevel },
     stdio: ['ignore', logFile ? openSync(logFile, 'a') : 'inherit', 'inherit'],
@@ -189,7 +189,7 @@ export async function startWebProcess(
 
 /** `npm run worker` as its own process, once it has started its workers. */
 export async function startWorker(url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['workers/main.ts'], {
+  const child = spawn(process.execPath, await scriptArguments('worker'), {
     cwd: root,
     env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
