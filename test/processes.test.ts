@@ -4,7 +4,7 @@
  * with one line naming the variable, and `migrate` is repeatable.
  */
 import test, { type ExecutionContext } from 'ava';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/database-url.ts';
@@ -135,6 +135,30 @@ test('a database that refuses outright stops web and worker with one fatal JSON 
     const fatal = jsonLines(t, refused.output()).filter((line) => line.level === 60);
     t.is(fatal.length, 1, refused.output());
     t.is(fatal[0]!.msg, 'could not start');
+  }
+});
+
+test('a process that fails to start writes every line it logged, the fatal one last, even when its thread pool is busy', async (t) => {
+  // Asynchronous log writes run on libuv's thread pool: with the pool busy, the write under way
+  // when the process exited was lost (a CI run saw a failed start print nothing at all).
+  for (const lines of [0, 100]) {
+    const child = spawn(process.execPath, ['test/helpers/fails-after-logging.ts'], {
+      cwd: root,
+      env: { ...process.env, LINES: String(lines), BUSY_MS: '500' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number];
+    if (child.stdout.readable) await once(child.stdout, 'end');
+    t.is(code, 1);
+    const printed = jsonLines(t, output);
+    t.deepEqual(
+      printed.slice(0, -1).map((line) => line.i),
+      Array.from({ length: lines }, (_, i) => i),
+      output,
+    );
+    t.like(printed.at(-1), { level: 60, msg: 'could not start' }, output);
   }
 });
 

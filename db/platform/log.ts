@@ -10,9 +10,11 @@
  * JSON lines are written asynchronously: a line logged while a write is under way joins the next
  * write, so a busy process makes one write for many lines instead of a blocking write(2) per line
  * (one per request and one per webhook attempt: measured in docs/BENCHMARKS.md). Nothing waits
- * for a timer: a lone line is written at once. What is still buffered when the process exits
- * (process.exit, an uncaught exception, the end of a graceful stop) is written synchronously by
- * pino's exit hook; only a process killed outright loses the lines of its last write.
+ * for a timer: a lone line is written at once. Such a write runs on libuv's thread pool, so a
+ * process that exits on purpose first waits for its lines to be written (`logsWritten()`, which
+ * shutdown.ts awaits before every exit): pino's exit hook writes only what is still buffered, not a
+ * write already handed to the pool, and a busy pool let an exit overtake it (a failed start printed
+ * nothing). Only a process killed outright loses the lines of its last write.
  */
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
@@ -36,8 +38,29 @@ export function createLogger(level: string, { pretty = process.stdout.isTTY === 
   };
   return pino(
     options,
-    pretty ? prettyStream() : pino.destination({ dest: 1, sync: false, maxLength: MAX_BUFFERED }),
+    pretty
+      ? prettyStream()
+      : // minLength 1 writes every line at once as 0 does (a line is never empty), and makes
+        // flush(cb) wait for the write under way, which with 0 it does not (logsWritten()).
+        pino.destination({ dest: 1, sync: false, minLength: 1, maxLength: MAX_BUFFERED }),
   );
+}
+
+/** How long an exiting process waits for its log lines at most (stdout may be stalled). */
+const WRITE_WAIT_MS = 2000;
+
+/**
+ * Resolves once every line logged so far has been written to stdout, or after WRITE_WAIT_MS when
+ * stdout does not take them.
+ */
+export function logsWritten(log: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, WRITE_WAIT_MS);
+    log.flush(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /**

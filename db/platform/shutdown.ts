@@ -2,7 +2,7 @@
  * The life of a long-running process (web, worker, start): how it starts, what it prints, how it
  * stops.
  */
-import type { Logger } from './log.ts';
+import { logsWritten, type Logger } from './log.ts';
 
 declare global {
   /** The started OpenTelemetry SDK, when tracing-preload.ts started one. */
@@ -24,11 +24,11 @@ export function onShutdownSignal(log: Logger, stop: () => Promise<void>): void {
     stop().then(
       async () => {
         await flushTraces();
-        process.exit(0);
+        await exitWhenLogged(log, 0);
       },
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        return exitWhenLogged(log, 1);
       },
     );
   };
@@ -46,10 +46,7 @@ export function printOnlyJson(log: Logger): void {
   process.on('warning', (warning) =>
     log.warn({ warning: { name: warning.name, message: warning.message } }, 'node warning'),
   );
-  const fatal = (err: unknown) => {
-    log.fatal({ err }, 'uncaught error');
-    process.exit(1);
-  };
+  const fatal = (err: unknown) => void exitFatally(log, err, 'uncaught error');
   process.on('uncaughtException', fatal);
   process.on('unhandledRejection', fatal);
 }
@@ -80,9 +77,24 @@ export async function runAsProcess(
     await started;
   } catch (err) {
     if (abort.signal.aborted) return; // stopping: the signal handler exits
-    log.fatal({ err }, 'could not start');
-    process.exit(1);
+    await exitFatally(log, err, 'could not start');
   }
+}
+
+/** Exits with `code` once the lines logged so far are written (log.ts: they may still be under way). */
+async function exitWhenLogged(log: Logger, code: number): Promise<never> {
+  await logsWritten(log);
+  process.exit(code);
+}
+
+/**
+ * Logs `err` as one fatal line and exits 1 once it is written. The earlier lines are written first:
+ * pino writes a fatal line synchronously, which would put it ahead of a write still under way.
+ */
+async function exitFatally(log: Logger, err: unknown, msg: string): Promise<never> {
+  await logsWritten(log);
+  log.fatal({ err }, msg);
+  return exitWhenLogged(log, 1);
 }
 
 /** One Stoppable of several, stopped in the order given (absent ones skipped). */
