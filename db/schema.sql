@@ -655,6 +655,16 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.availability_day_span(p_venue_id uuid, p_date date)
+ RETURNS tstzrange
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select tstzrange((p_date::timestamp at time zone v.timezone) - interval '3 hours',
+                   ((p_date + 1)::timestamp at time zone v.timezone) + interval '3 hours')
+    from venues v where v.id = p_venue_id
+$function$;
+
 CREATE OR REPLACE FUNCTION public.availability_feed(p_venue_ids uuid[], p_after_position bigint, p_after_k integer, p_resource_id uuid, p_limit integer)
  RETURNS TABLE(change_position bigint, k integer, venue_id uuid, event jsonb)
  LANGUAGE plpgsql
@@ -737,10 +747,82 @@ CREATE OR REPLACE FUNCTION public.availability_snapshot(p_partner_id uuid, p_ven
  LANGUAGE sql
  STABLE
 AS $function$
-  select a.resource_id, a.starts_ms, a.ends_ms, a.prices, a.available, null::bigint
-    from venue_availability(p_partner_id, p_venue_id, p_date, p_one_resource, p_resource_id) a
-  union all
-  select null, null, null, null, null, availability_last_position()
+  select s.resource_id, s.starts_ms, s.ends_ms, s.prices, s.available, s.changes_position
+    from availability_snapshot_since(p_partner_id, p_venue_id, p_date, p_one_resource, p_resource_id,
+                                     null, null, null) s
+$function$;
+
+CREATE OR REPLACE FUNCTION public.availability_snapshot_since(p_partner_id uuid, p_venue_id uuid, p_date date, p_one_resource boolean, p_resource_id uuid, p_known_position bigint, p_known_snapshot pg_snapshot, p_known_until_ms double precision)
+ RETURNS TABLE(resource_id uuid, starts_ms text, ends_ms text, prices text, available text, changes_position bigint, snapshot text, unchanged boolean, now_ms double precision, lead_minutes integer, valid_until_ms double precision)
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+#variable_conflict use_column
+begin
+  if p_known_position is not null then
+    perform check_availability_access(p_partner_id, p_venue_id, p_one_resource, p_resource_id);
+    if date_part('epoch', now()) * 1000 < p_known_until_ms
+       and availability_unchanged(p_venue_id, p_date, p_known_position, p_known_snapshot) then
+      return query select null::uuid, null::text, null::text, null::text, null::text,
+                          availability_last_position(), pg_current_snapshot()::text, true, null::float8,
+                          null::integer, null::float8;
+      return;
+    end if;
+  end if;
+  return query
+    select a.resource_id, a.starts_ms, a.ends_ms, a.prices, a.available, null::bigint, null::text,
+           null::boolean, null::float8, null::integer, null::float8
+      from venue_availability(p_partner_id, p_venue_id, p_date, p_one_resource, p_resource_id) a;
+  return query
+    select null::uuid, null::text, null::text, null::text, null::text, availability_last_position(),
+           pg_current_snapshot()::text, false, date_part('epoch', now()) * 1000, v.min_lead_minutes,
+           date_part('epoch', availability_valid_until(p_venue_id, p_date)) * 1000
+      from venues v where v.id = p_venue_id;
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.availability_unchanged(p_venue_id uuid, p_date date, p_position bigint, p_snapshot pg_snapshot)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+  with span as (select availability_day_span(p_venue_id, p_date) as during)
+  select not exists (select from availability_change_purges p
+                      where p.venue_id = p_venue_id and p.through_position > p_position)
+     and not exists (select from availability_changes c, span
+                      where c.venue_id = p_venue_id and c.position > p_position
+                        and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
+                        and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
+                             or (c.kind = 'slot' and span.during && any (c.windows))))
+     and not exists (select from availability_changes c, span
+                      where c.position is null and c.venue_id = p_venue_id
+                        and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
+                        and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
+                             or (c.kind = 'slot' and span.during && any (c.windows))))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.availability_valid_until(p_venue_id uuid, p_date date)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE
+AS $function$
+  with edges as (
+    select ((p_date - v.max_advance_days)::timestamp at time zone v.timezone) as enters,
+           ((p_date + 1)::timestamp at time zone v.timezone) as leaves
+      from venues v where v.id = p_venue_id
+  )
+  select least(
+    case when now() < e.enters - interval '3 hours' then e.enters - interval '3 hours'
+         when now() < e.enters + interval '3 hours' then now()
+         when now() < e.leaves - interval '3 hours' then e.leaves - interval '3 hours'
+         when now() < e.leaves + interval '3 hours' then now()
+         else 'infinity'::timestamptz end,
+    (select min(least(h.hold_expiry_at, rv.expires_at))
+       from holds h join reservations rv on rv.hold_id = h.id
+      where h.venue_id = p_venue_id and h.status = 'ACTIVE' and h.hold_expiry_at > now()
+        and rv.active and rv.expires_at > now()
+        and tstzrange(h.slot_start, h.slot_end) && availability_day_span(p_venue_id, p_date)))
+  from edges e
 $function$;
 
 CREATE OR REPLACE FUNCTION public.book_reservations(p_hold_ids uuid[])
@@ -801,6 +883,22 @@ AS $function$
     || case when b.series_id is null then '{}'::jsonb
             else jsonb_build_object('series_id', b.series_id,
                                     'series_occurrence_index', b.series_occurrence_index) end
+$function$;
+
+CREATE OR REPLACE FUNCTION public.check_availability_access(p_partner_id uuid, p_venue_id uuid, p_one_resource boolean, p_resource_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+begin
+  if not exists (select from authorized_venues(p_partner_id) v where v.id = p_venue_id) then
+    raise exception using errcode = 'PB000', message = 'venue_not_authorized';
+  end if;
+  if p_one_resource and not exists (
+    select from resources r where r.id = p_resource_id and r.venue_id = p_venue_id) then
+    raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
+  end if;
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.claim_idempotency_key(p_partner_id uuid, p_key text, p_operation text, p_fingerprint text)
@@ -2230,13 +2328,7 @@ CREATE OR REPLACE FUNCTION public.venue_availability(p_partner_id uuid, p_venue_
 AS $function$
 #variable_conflict use_column
 begin
-  if not exists (select from authorized_venues(p_partner_id) v where v.id = p_venue_id) then
-    raise exception using errcode = 'PB000', message = 'venue_not_authorized';
-  end if;
-  if p_one_resource and not exists (
-    select from resources r where r.id = p_resource_id and r.venue_id = p_venue_id) then
-    raise exception using errcode = 'PB000', message = 'resource_not_in_venue';
-  end if;
+  perform check_availability_access(p_partner_id, p_venue_id, p_one_resource, p_resource_id);
   return query
   -- date_part, not extract: a float8 holds these instants exactly (whole milliseconds, years near
   -- now), and extract's numeric result was slower to make.

@@ -7,7 +7,7 @@
  * availability are chosen per request. The bytes are exactly what JSON.stringify makes of the
  * response as objects (test/unit/availability-body.test.ts).
  */
-import type { AvailabilitySnapshot, SlotTimes } from '../../db/queries/slots.ts';
+import type { ResourceDay, SlotTimes } from '../../db/queries/slots.ts';
 import { slotId } from '../../db/rules/slot-id.ts';
 import { cursorOf } from '../feed/cursor.ts';
 import { JsonBytes } from '../route.ts';
@@ -23,6 +23,7 @@ const tails = new Map<number, Buffer>();
 const MAX_TAILS = 10_000;
 
 const COMMA = Buffer.from(',');
+const CURSOR_KEY = Buffer.from('],"changes_cursor":');
 
 interface Placed {
   start: number;
@@ -30,11 +31,11 @@ interface Placed {
   tail: Buffer;
 }
 
-export function presentAvailability(
-  venueId: string,
-  date: string,
-  { days, changesPosition }: AvailabilitySnapshot,
-): JsonBytes<AvailabilityResponse> {
+/**
+ * The body's bytes up to its `changes_cursor`, whose value follows (`presentAvailability`): a grid
+ * as sent, and as kept to be sent again (api/use-cases/kept-availability.ts).
+ */
+export function presentGrid(venueId: string, date: string, days: readonly ResourceDay[]): Buffer {
   const slots: Placed[] = [];
   for (const day of days) {
     const dayHeads = headsOf(day.times);
@@ -56,10 +57,14 @@ export function presentAvailability(
     if (i > 0) chunks.push(COMMA);
     chunks.push(slots[i]!.head, slots[i]!.tail);
   }
-  chunks.push(
-    Buffer.from(`],"changes_cursor":${JSON.stringify(cursorOf({ position: changesPosition, k: null }))}}`),
-  );
-  return new JsonBytes(Buffer.concat(chunks));
+  chunks.push(CURSOR_KEY);
+  return Buffer.concat(chunks);
+}
+
+/** The body: a grid's bytes (`presentGrid`), then the cursor of the change log's position it is exact at. */
+export function presentAvailability(grid: Buffer, changesPosition: bigint): JsonBytes<AvailabilityResponse> {
+  const cursor = Buffer.from(`${JSON.stringify(cursorOf({ position: changesPosition, k: null }))}}`);
+  return new JsonBytes(Buffer.concat([grid, cursor], grid.length + cursor.length));
 }
 
 function headsOf(times: SlotTimes): Buffer[] {

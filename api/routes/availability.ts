@@ -41,8 +41,8 @@ export const availabilityRoutes = [
     },
     errors: [VenueNotAuthorizedError, ValidationError],
     async handler({ partnerId, query }, { db }) {
-      const slots = await getAvailability(db, partnerId, query);
-      return { status: 200, body: presentAvailability(query.venue_id, query.date, slots) };
+      const { grid, changesPosition } = await getAvailability(db, partnerId, query);
+      return { status: 200, body: presentAvailability(grid, changesPosition) };
     },
   }),
 ];

@@ -3,18 +3,25 @@ import type { Knex } from '../../db/postgres/knex.ts';
 import { refusalOf } from '../../db/postgres/pg-errors.ts';
 import * as slots from '../../db/queries/slots.ts';
 import { InvalidFieldError, VenueNotAuthorizedError } from '../errors.ts';
+import { presentGrid } from '../presenters/availability.ts';
+import { gridKey, keepGrid, keptCounts, keptGrid, validUntil } from './kept-availability.ts';
 
 /**
- * The slots, and the change log's position they were read at; 403 for a venue not granted (or
- * archived, or missing), then 400 for a resource that is not the venue's.
+ * The grid's bytes up to its `changes_cursor` (`presentGrid`), and the change log's position they
+ * are exact at: the grid this process kept when the database says it still stands, else the grid
+ * read anew, then kept (api/use-cases/kept-availability.ts). 403 for a venue not granted (or
+ * archived, or missing), then 400 for a resource that is not the venue's, on every request.
  */
 export async function getAvailability(
   db: Knex,
   partnerId: string,
   query: { venue_id: string; date: string; resource_id?: string | undefined },
-): Promise<slots.AvailabilitySnapshot> {
+): Promise<{ grid: Buffer; changesPosition: bigint }> {
+  const key = gridKey(query.venue_id, query.date, query.resource_id);
+  const known = keptGrid(key);
+  let read: slots.AvailabilityRead;
   try {
-    return await slots.availableOnDate(db, partnerId, query.venue_id, query.date, query.resource_id);
+    read = await slots.availableOnDate(db, partnerId, query.venue_id, query.date, query.resource_id, known);
   } catch (err) {
     switch (refusalOf(err)?.reason) {
       case 'venue_not_authorized':
@@ -28,4 +35,19 @@ export async function getAvailability(
         throw err;
     }
   }
+  if (read.unchanged) {
+    keptCounts.sentAgain++;
+    // Exact at the newer position now: the next request's question starts from there.
+    keepGrid(key, { ...known!, changesPosition: read.changesPosition, snapshot: read.snapshot }, known);
+    return { grid: known!.bytes, changesPosition: read.changesPosition };
+  }
+  keptCounts.readAnew++;
+  const grid = presentGrid(query.venue_id, query.date, read.grid.days);
+  const changesPosition = read.grid.changesPosition;
+  keepGrid(
+    key,
+    { bytes: grid, changesPosition, snapshot: read.snapshot, validUntilMs: validUntil(read) },
+    known,
+  );
+  return { grid, changesPosition };
 }

@@ -8,8 +8,11 @@
 --   and published by record_event() now.
 -- - record_hold_event(hold, type) and record_booking_event(booking, type), without a trace: what the
 --   previous release's place_hold() and confirm_hold() call until this release's replace them.
+-- - availability_snapshot(): this release reads availability through availability_snapshot_since(),
+--   which can answer that a grid the web process keeps still stands; this is it without one.
 --
--- requires: place_hold, confirm_hold, publish_event, record_hold_event, record_booking_event
+-- requires: place_hold, confirm_hold, publish_event, record_hold_event, record_booking_event,
+--   availability_snapshot_since
 create or replace function place_hold(
   p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid,
   p_start timestamptz, p_minutes integer, p_customer_phone text,
@@ -68,4 +71,15 @@ $$;
 create or replace function record_booking_event(b bookings, p_type text) returns uuid
 language sql as $$
   select record_booking_event(b, p_type, null)
+$$;
+
+create or replace function availability_snapshot(
+  p_partner_id uuid, p_venue_id uuid, p_date date, p_one_resource boolean, p_resource_id uuid
+) returns table (
+  resource_id uuid, starts_ms text, ends_ms text, prices text, available text, changes_position bigint
+)
+language sql stable as $$
+  select s.resource_id, s.starts_ms, s.ends_ms, s.prices, s.available, s.changes_position
+    from availability_snapshot_since(p_partner_id, p_venue_id, p_date, p_one_resource, p_resource_id,
+                                     null, null, null) s
 $$;

@@ -43,11 +43,49 @@ export interface AvailabilitySnapshot {
   changesPosition: bigint;
 }
 
+/** A grid read before, as `availableOnDate` asks whether it still stands. */
+export interface KnownGrid {
+  /** The change log's position it is exact at. */
+  changesPosition: bigint;
+  /** The snapshot (`pg_snapshot` text) it is exact in: what it shows of every change that one saw. */
+  snapshot: string;
+  /** Epoch milliseconds from which time alone may have changed it (Infinity: never). */
+  validUntilMs: number;
+}
+
+/** What `availableOnDate` answers. */
+export type AvailabilityRead =
+  /** The grid given as known still stands, now exact at `changesPosition`, in `snapshot`. */
+  | { unchanged: true; changesPosition: bigint; snapshot: string }
+  | {
+      unchanged: false;
+      grid: AvailabilitySnapshot;
+      /** The snapshot it was read in (`pg_snapshot` text). */
+      snapshot: string;
+      /** The database's now, in epoch milliseconds, when it was read. */
+      nowMs: number;
+      /** The venue's lead time: a slot can be held while it starts more than this from now. */
+      leadMinutes: number;
+      /** Until when (epoch ms) time alone leaves the grid as it is, lead time aside (Infinity: ever). */
+      validUntilMs: number;
+    };
+
+/** The statement's rows: the grid's, then one with the position and the rest (resource null). */
+interface SnapshotRow extends ResourceDayRow {
+  changes_position: string | null;
+  snapshot: string | null;
+  unchanged: boolean | null;
+  now_ms: number | null;
+  lead_minutes: number | null;
+  valid_until_ms: number | null;
+}
+
 /**
  * The grid a partner may see of a venue (or one of its resources) on a venue-local date, one entry
- * per resource, by resource id, and the change log's position in the same snapshot
- * (`availability_snapshot()`). One round trip; refuses (PB000, `refusalOf()`)
- * `venue_not_authorized` and `resource_not_in_venue`.
+ * per resource, by resource id, and the change log's position in the same snapshot; or, given a
+ * grid read before that still stands, only the position it is now exact at
+ * (`availability_snapshot_since()`). One round trip; refuses (PB000, `refusalOf()`)
+ * `venue_not_authorized` and `resource_not_in_venue`, known grid or not.
  */
 export async function availableOnDate(
   db: Knex,
@@ -55,26 +93,41 @@ export async function availableOnDate(
   venueId: string,
   date: string,
   resourceId?: string,
-): Promise<AvailabilitySnapshot> {
-  const { rows } = await runStatement<ResourceDayRow & { changes_position: string | null }>(
+  known?: KnownGrid,
+): Promise<AvailabilityRead> {
+  const { rows } = await runStatement<SnapshotRow>(
     db,
-    'select * from availability_snapshot(?, ?, ?::date, ?, ?)',
+    'select * from availability_snapshot_since(?, ?, ?::date, ?, ?, ?, ?, ?)',
     [
       partnerId,
       venueId,
       date,
       resourceId !== undefined,
       resourceId && isUuid(resourceId) ? resourceId : null,
+      known ? known.changesPosition.toString() : null,
+      known ? known.snapshot : null,
+      known ? known.validUntilMs : null,
     ],
   );
-  const days = rows.filter((row) => row.resource_id !== null);
+  const last = rows.at(-1)!;
+  const changesPosition = BigInt(last.changes_position!);
+  const snapshot = last.snapshot!;
+  if (last.unchanged) return { unchanged: true, changesPosition, snapshot };
+  const days = rows.slice(0, -1);
   return {
-    days: days.map((row) => ({
-      times: internTimes(row),
-      prices: row.prices.split(',').map(Number),
-      available: row.available.split(',').map((flag) => flag === 't'),
-    })),
-    changesPosition: BigInt(rows.find((row) => row.resource_id === null)!.changes_position!),
+    unchanged: false,
+    snapshot,
+    grid: {
+      days: days.map((row) => ({
+        times: internTimes(row),
+        prices: row.prices.split(',').map(Number),
+        available: row.available.split(',').map((flag) => flag === 't'),
+      })),
+      changesPosition,
+    },
+    nowMs: last.now_ms!,
+    leadMinutes: last.lead_minutes!,
+    validUntilMs: last.valid_until_ms!,
   };
 }
 

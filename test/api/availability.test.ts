@@ -1,5 +1,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
+import type { Knex } from '../../db/postgres/knex.ts';
+import * as availabilityChanges from '../../db/queries/availability-changes.ts';
 import { insertBlackout } from '../../db/queries/booking-rules.ts';
 import * as resources from '../../db/queries/resources.ts';
 import * as venues from '../../db/queries/venues.ts';
@@ -11,6 +13,16 @@ import { assertDocumented } from '../helpers/openapi.ts';
 
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
+
+/** What `venue:status` records beside its change: every date of the venue may show otherwise. */
+const venueChanged = (db: Knex, venueId: string) =>
+  availabilityChanges.recordRange(db, {
+    venueId,
+    resourceId: null,
+    from: null,
+    to: null,
+    reason: 'venue_status',
+  });
 
 const availability = (key: string, query: string) =>
   call(server(), 'GET', `/api/v1/slots/availability?${query}`, { key });
@@ -128,9 +140,12 @@ test('blackouts, lead time and started slots show unavailable; a paused venue sh
     if (Date.parse(slot.slot_start) <= Date.now())
       t.false(slot.is_available, `${slot.slot_start} has started`);
   }
+  // Changed here in SQL, then recorded as an operator's command records its change: what a web
+  // process keeps of the grid is judged by the change log (api/use-cases/kept-availability.ts).
   await db('venues')
     .where({ id: w.venueId })
     .update({ min_lead_minutes: 3 * 24 * 60 });
+  await venueChanged(db, w.venueId);
   res = await availability(w.apiKey, `venue_id=${w.venueId}&date=${date}`);
   t.true(
     res.body.slots.every((s: { is_available: boolean }) => !s.is_available),
@@ -138,6 +153,7 @@ test('blackouts, lead time and started slots show unavailable; a paused venue sh
   );
   await db('venues').where({ id: w.venueId }).update({ min_lead_minutes: 0 });
   await venues.setStatus(db, w.venueId, 'paused');
+  await venueChanged(db, w.venueId);
   res = await availability(w.apiKey, `venue_id=${w.venueId}&date=${date}`);
   t.true(res.body.slots.length > 0);
   t.true(

@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { presentAvailability } from '../../api/presenters/availability.ts';
+import { presentAvailability, presentGrid } from '../../api/presenters/availability.ts';
 import type { ResourceDay, SlotTimes } from '../../db/queries/slots.ts';
 import { slotId } from '../../db/rules/slot-id.ts';
 
@@ -54,16 +54,16 @@ test('the bytes are JSON.stringify of the objects, by start then resource, first
     }));
   for (const round of [0, 1, 2]) {
     t.is(
-      presentAvailability(venueId, '2026-11-24', {
-        days: days(round),
-        changesPosition: 1296n * BigInt(round),
-      }).bytes.toString('utf8'),
+      presentAvailability(
+        presentGrid(venueId, '2026-11-24', days(round)),
+        1296n * BigInt(round),
+      ).bytes.toString('utf8'),
       asObjects(venueId, '2026-11-24', days(round), (1296 * round).toString(36)),
       `round ${round}`,
     );
   }
   t.is(
-    presentAvailability(venueId, '2026-11-25', { days: [], changesPosition: 0n }).bytes.toString('utf8'),
+    presentAvailability(presentGrid(venueId, '2026-11-25', []), 0n).bytes.toString('utf8'),
     asObjects(venueId, '2026-11-25', [], '0'),
   );
 });
