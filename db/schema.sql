@@ -795,7 +795,8 @@ AS $function$
                         and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
                              or (c.kind = 'slot' and span.during && any (c.windows))))
      and not exists (select from availability_changes c, span
-                      where c.position is null and c.venue_id = p_venue_id
+                      where c.position is null and c.recorded_xid >= pg_snapshot_xmin(p_snapshot)
+                        and c.venue_id = p_venue_id
                         and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
                         and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
                              or (c.kind = 'slot' and span.during && any (c.windows))))

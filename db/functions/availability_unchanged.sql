@@ -11,7 +11,9 @@
 -- record_availability_change()), so this is exact wherever the feed is. A change the snapshot did
 -- not see is positioned after `position`, or not positioned yet: positions are handed out to
 -- committed changes only, one batch at a time, each batch's above every earlier one's. Both are
--- found by index (the venue's changes by position, and the few not positioned yet).
+-- found by index: the venue's changes by position, and those not positioned yet by the transaction
+-- that recorded them, from the snapshot's xmin (every older one was seen). However many changes no
+-- reader has positioned yet, a question costs what the changes since it was last asked cost.
 --
 -- requires: availability_day_span
 create or replace function availability_unchanged(
@@ -27,7 +29,8 @@ language sql stable as $$
                         and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
                              or (c.kind = 'slot' and span.during && any (c.windows))))
      and not exists (select from availability_changes c, span
-                      where c.position is null and c.venue_id = p_venue_id
+                      where c.position is null and c.recorded_xid >= pg_snapshot_xmin(p_snapshot)
+                        and c.venue_id = p_venue_id
                         and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
                         and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
                              or (c.kind = 'slot' and span.during && any (c.windows))))
