@@ -657,12 +657,19 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.availability_day_span(p_venue_id uuid, p_date date)
  RETURNS tstzrange
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
 AS $function$
-  select tstzrange((p_date::timestamp at time zone v.timezone) - interval '3 hours',
-                   ((p_date + 1)::timestamp at time zone v.timezone) + interval '3 hours')
-    from venues v where v.id = p_venue_id
+declare
+  v_timezone text;
+begin
+  select v.timezone into v_timezone from venues v where v.id = p_venue_id;
+  if not found then
+    return null;
+  end if;
+  return tstzrange((p_date::timestamp at time zone v_timezone) - interval '3 hours',
+                   ((p_date + 1)::timestamp at time zone v_timezone) + interval '3 hours');
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.availability_feed(p_venue_ids uuid[], p_after_position bigint, p_after_k integer, p_resource_id uuid, p_limit integer)
@@ -783,23 +790,26 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.availability_unchanged(p_venue_id uuid, p_date date, p_position bigint, p_snapshot pg_snapshot)
  RETURNS boolean
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
 AS $function$
-  with span as (select availability_day_span(p_venue_id, p_date) as during)
-  select not exists (select from availability_change_purges p
+declare
+  v_span tstzrange := availability_day_span(p_venue_id, p_date);
+begin
+  return not exists (select from availability_change_purges p
                       where p.venue_id = p_venue_id and p.through_position > p_position)
-     and not exists (select from availability_changes c, span
+     and not exists (select from availability_changes c
                       where c.venue_id = p_venue_id and c.position > p_position
                         and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
                         and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
-                             or (c.kind = 'slot' and span.during && any (c.windows))))
-     and not exists (select from availability_changes c, span
+                             or (c.kind = 'slot' and v_span && any (c.windows))))
+     and not exists (select from availability_changes c
                       where c.position is null and c.recorded_xid >= pg_snapshot_xmin(p_snapshot)
                         and c.venue_id = p_venue_id
                         and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
                         and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
-                             or (c.kind = 'slot' and span.during && any (c.windows))))
+                             or (c.kind = 'slot' and v_span && any (c.windows))));
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.availability_valid_until(p_venue_id uuid, p_date date)
