@@ -655,21 +655,13 @@ begin
 end
 $function$;
 
-CREATE OR REPLACE FUNCTION public.availability_day_span(p_venue_id uuid, p_date date)
+CREATE OR REPLACE FUNCTION public.availability_day_span(p_timezone text, p_date date)
  RETURNS tstzrange
- LANGUAGE plpgsql
+ LANGUAGE sql
  STABLE
 AS $function$
-declare
-  v_timezone text;
-begin
-  select v.timezone into v_timezone from venues v where v.id = p_venue_id;
-  if not found then
-    return null;
-  end if;
-  return tstzrange((p_date::timestamp at time zone v_timezone) - interval '3 hours',
-                   ((p_date + 1)::timestamp at time zone v_timezone) + interval '3 hours');
-end
+  select tstzrange((p_date::timestamp at time zone p_timezone) - interval '3 hours',
+                   ((p_date + 1)::timestamp at time zone p_timezone) + interval '3 hours')
 $function$;
 
 CREATE OR REPLACE FUNCTION public.availability_feed(p_venue_ids uuid[], p_after_position bigint, p_after_k integer, p_resource_id uuid, p_limit integer)
@@ -742,11 +734,13 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.availability_last_position()
  RETURNS bigint
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
 AS $function$
-  select coalesce((select c.position from availability_changes c where c.position is not null
-                    order by c.position desc limit 1), 0)
+begin
+  return coalesce((select c.position from availability_changes c where c.position is not null
+                    order by c.position desc limit 1), 0);
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.availability_snapshot(p_partner_id uuid, p_venue_id uuid, p_date date, p_one_resource boolean, p_resource_id uuid)
@@ -793,22 +787,22 @@ CREATE OR REPLACE FUNCTION public.availability_unchanged(p_venue_id uuid, p_date
  LANGUAGE plpgsql
  STABLE
 AS $function$
-declare
-  v_span tstzrange := availability_day_span(p_venue_id, p_date);
 begin
   return not exists (select from availability_change_purges p
                       where p.venue_id = p_venue_id and p.through_position > p_position)
-     and not exists (select from availability_changes c
+     and not exists (select from availability_changes c join venues v on v.id = c.venue_id
                       where c.venue_id = p_venue_id and c.position > p_position
                         and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
                         and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
-                             or (c.kind = 'slot' and v_span && any (c.windows))))
-     and not exists (select from availability_changes c
+                             or (c.kind = 'slot'
+                                 and availability_day_span(v.timezone, p_date) && any (c.windows))))
+     and not exists (select from availability_changes c join venues v on v.id = c.venue_id
                       where c.position is null and c.recorded_xid >= pg_snapshot_xmin(p_snapshot)
                         and c.venue_id = p_venue_id
                         and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
                         and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
-                             or (c.kind = 'slot' and v_span && any (c.windows))));
+                             or (c.kind = 'slot'
+                                 and availability_day_span(v.timezone, p_date) && any (c.windows))));
 end
 $function$;
 
@@ -819,7 +813,8 @@ CREATE OR REPLACE FUNCTION public.availability_valid_until(p_venue_id uuid, p_da
 AS $function$
   with edges as (
     select ((p_date - v.max_advance_days)::timestamp at time zone v.timezone) as enters,
-           ((p_date + 1)::timestamp at time zone v.timezone) as leaves
+           ((p_date + 1)::timestamp at time zone v.timezone) as leaves,
+           availability_day_span(v.timezone, p_date) as span
       from venues v where v.id = p_venue_id
   )
   select least(
@@ -832,7 +827,7 @@ AS $function$
        from holds h join reservations rv on rv.hold_id = h.id
       where h.venue_id = p_venue_id and h.status = 'ACTIVE' and h.hold_expiry_at > now()
         and rv.active and rv.expires_at > now()
-        and tstzrange(h.slot_start, h.slot_end) && availability_day_span(p_venue_id, p_date)))
+        and tstzrange(h.slot_start, h.slot_end) && e.span))
   from edges e
 $function$;
 

@@ -15,28 +15,28 @@
 -- that recorded them, from the snapshot's xmin (every older one was seen). However many changes no
 -- reader has positioned yet, a question costs what the changes since it was last asked cost.
 -- PL/pgSQL, not SQL: its statements' plans are kept per connection, where a SQL function that is
--- not inlined plans its statement on every call (~0.4 ms here, more than the rest of the answer).
+-- not inlined plans its statements on every call (~0.4 ms here, more than the rest of the answer).
 --
 -- requires: availability_day_span
 create or replace function availability_unchanged(
   p_venue_id uuid, p_date date, p_position bigint, p_snapshot pg_snapshot
 ) returns boolean
 language plpgsql stable as $$
-declare
-  v_span tstzrange := availability_day_span(p_venue_id, p_date);
 begin
   return not exists (select from availability_change_purges p
                       where p.venue_id = p_venue_id and p.through_position > p_position)
-     and not exists (select from availability_changes c
+     and not exists (select from availability_changes c join venues v on v.id = c.venue_id
                       where c.venue_id = p_venue_id and c.position > p_position
                         and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
                         and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
-                             or (c.kind = 'slot' and v_span && any (c.windows))))
-     and not exists (select from availability_changes c
+                             or (c.kind = 'slot'
+                                 and availability_day_span(v.timezone, p_date) && any (c.windows))))
+     and not exists (select from availability_changes c join venues v on v.id = c.venue_id
                       where c.position is null and c.recorded_xid >= pg_snapshot_xmin(p_snapshot)
                         and c.venue_id = p_venue_id
                         and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
                         and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
-                             or (c.kind = 'slot' and v_span && any (c.windows))));
+                             or (c.kind = 'slot'
+                                 and availability_day_span(v.timezone, p_date) && any (c.windows))));
 end
 $$;

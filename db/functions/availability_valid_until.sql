@@ -19,7 +19,8 @@ create or replace function availability_valid_until(p_venue_id uuid, p_date date
 language sql stable as $$
   with edges as (
     select ((p_date - v.max_advance_days)::timestamp at time zone v.timezone) as enters,
-           ((p_date + 1)::timestamp at time zone v.timezone) as leaves
+           ((p_date + 1)::timestamp at time zone v.timezone) as leaves,
+           availability_day_span(v.timezone, p_date) as span
       from venues v where v.id = p_venue_id
   )
   select least(
@@ -32,6 +33,6 @@ language sql stable as $$
        from holds h join reservations rv on rv.hold_id = h.id
       where h.venue_id = p_venue_id and h.status = 'ACTIVE' and h.hold_expiry_at > now()
         and rv.active and rv.expires_at > now()
-        and tstzrange(h.slot_start, h.slot_end) && availability_day_span(p_venue_id, p_date)))
+        and tstzrange(h.slot_start, h.slot_end) && e.span))
   from edges e
 $$;
