@@ -808,27 +808,35 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.availability_valid_until(p_venue_id uuid, p_date date)
  RETURNS timestamp with time zone
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
 AS $function$
-  with edges as (
-    select ((p_date - v.max_advance_days)::timestamp at time zone v.timezone) as enters,
-           ((p_date + 1)::timestamp at time zone v.timezone) as leaves,
-           availability_day_span(v.timezone, p_date) as span
-      from venues v where v.id = p_venue_id
-  )
-  select least(
-    case when now() < e.enters - interval '3 hours' then e.enters - interval '3 hours'
-         when now() < e.enters + interval '3 hours' then now()
-         when now() < e.leaves - interval '3 hours' then e.leaves - interval '3 hours'
-         when now() < e.leaves + interval '3 hours' then now()
-         else 'infinity'::timestamptz end,
-    (select min(least(h.hold_expiry_at, rv.expires_at))
-       from holds h join reservations rv on rv.hold_id = h.id
-      where h.venue_id = p_venue_id and h.status = 'ACTIVE' and h.hold_expiry_at > now()
-        and rv.active and rv.expires_at > now()
-        and tstzrange(h.slot_start, h.slot_end) && e.span))
-  from edges e
+declare
+  v_enters timestamptz;
+  v_leaves timestamptz;
+  v_span tstzrange;
+  v_edge timestamptz;
+begin
+  select ((p_date - v.max_advance_days)::timestamp at time zone v.timezone),
+         ((p_date + 1)::timestamp at time zone v.timezone),
+         availability_day_span(v.timezone, p_date)
+    into v_enters, v_leaves, v_span
+    from venues v where v.id = p_venue_id;
+  if not found then
+    return null;
+  end if;
+  v_edge := case when now() < v_enters - interval '3 hours' then v_enters - interval '3 hours'
+                 when now() < v_enters + interval '3 hours' then now()
+                 when now() < v_leaves - interval '3 hours' then v_leaves - interval '3 hours'
+                 when now() < v_leaves + interval '3 hours' then now()
+                 else 'infinity'::timestamptz end;
+  return least(v_edge,
+               (select min(least(h.hold_expiry_at, rv.expires_at))
+                  from holds h join reservations rv on rv.hold_id = h.id
+                 where h.venue_id = p_venue_id and h.status = 'ACTIVE' and h.hold_expiry_at > now()
+                   and rv.active and rv.expires_at > now()
+                   and tstzrange(h.slot_start, h.slot_end) && v_span));
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.book_reservations(p_hold_ids uuid[])
