@@ -862,6 +862,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.booked_time_change(p_unit_id uuid, p_during tstzrange, p_add boolean)
  RETURNS void
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
   v_first date := (lower(p_during) at time zone 'UTC')::date;
@@ -887,7 +888,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.booking_event_details(b bookings)
  RETURNS jsonb
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   select jsonb_build_object(
     'resource_id', b.resource_id, 'slot_start', iso_utc(b.slot_start), 'slot_end', iso_utc(b.slot_end),
@@ -1133,7 +1134,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.hold_event_details(h holds)
  RETURNS jsonb
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   select jsonb_build_object(
     'resource_id', h.resource_id, 'slot_start', iso_utc(h.slot_start), 'slot_end', iso_utc(h.slot_end),
@@ -1204,17 +1205,20 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.hold_is_intact(h holds)
  RETURNS boolean
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-  select (select count(*) from reservations rv where rv.hold_id = h.id and reservation_is_live(rv))
-         = cardinality(resource_units(h.resource_id))
+begin
+  return (select count(*) from reservations rv where rv.hold_id = h.id and reservation_is_live(rv))
+         = cardinality(resource_units(h.resource_id));
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.iso_utc(t timestamp with time zone)
  RETURNS text
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   select to_char(t at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $function$;
@@ -1287,6 +1291,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.lock_reservation_windows(p_units uuid[], p_during tstzrange)
  RETURNS void
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 begin
   -- (In FROM, an SQL set-returning function is inlined into the query rather than run apart.)
@@ -1298,6 +1303,7 @@ CREATE OR REPLACE FUNCTION public.membership_discount(p_venue_id uuid, p_custome
  RETURNS integer
  LANGUAGE plpgsql
  STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 begin
   return (
@@ -1937,7 +1943,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.reservation_window_locks(p_units uuid[], p_during tstzrange)
  RETURNS SETOF bigint
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   select distinct hashtextextended('reservation-window:' || u || ':' || h, 0)
     from unnest(p_units) u,
@@ -1972,12 +1978,15 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.resource_units(p_resource_id uuid)
  RETURNS uuid[]
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-  select coalesce(
+begin
+  return coalesce(
     (select array_agg(part_id order by part_id) from resource_parts where resource_id = p_resource_id),
-    array[p_resource_id])
+    array[p_resource_id]);
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.send_job_hold_expire(p_data jsonb, p_start_after timestamp with time zone DEFAULT NULL::timestamp with time zone, p_expire_seconds integer DEFAULT NULL::integer)
@@ -2248,7 +2257,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.slot_id(p_resource_id uuid, p_start timestamp with time zone)
  RETURNS uuid
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   select overlay(overlay(
     md5('booking-slot:' || p_resource_id || '/' || (extract(epoch from p_start) * 1000)::bigint)
@@ -2271,6 +2280,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.take_rate_limit_tokens(p_api_key_id uuid, p_limit integer, p_count integer)
  RETURNS TABLE(allowed boolean, remaining integer, reset_ms bigint)
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
   v_head bigint;
@@ -2329,10 +2339,13 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.venue_authorized(p_partner_id uuid, p_venue_id uuid)
  RETURNS boolean
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-  select exists (select 1 from authorized_venues(p_partner_id) v where v.id = p_venue_id)
+begin
+  return exists (select 1 from authorized_venues(p_partner_id) v where v.id = p_venue_id);
+end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.venue_availability(p_partner_id uuid, p_venue_id uuid, p_date date, p_one_resource boolean, p_resource_id uuid)
@@ -2450,6 +2463,7 @@ CREATE OR REPLACE FUNCTION public.window_claims(p_resource_id uuid, p_units uuid
  RETURNS record
  LANGUAGE plpgsql
  STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 begin
   select case when bool_or(r.resource_id = p_resource_id and reservation_is_live(r)) then 'TAKEN'
@@ -2491,6 +2505,7 @@ CREATE OR REPLACE FUNCTION public.window_rule_refusal(p_venue venues, p_resource
  RETURNS text
  LANGUAGE plpgsql
  STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
   v_date date := (p_start at time zone p_venue.timezone)::date;

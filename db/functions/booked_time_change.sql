@@ -3,7 +3,9 @@
 -- however many bookings it holds (venue_slots()); only holds still running are read one by one.
 -- Called by the triggers on reservations, whenever a reservation becomes or stops being booked.
 create or replace function booked_time_change(p_unit_id uuid, p_during tstzrange, p_add boolean) returns void
-language plpgsql as $$
+language plpgsql
+set plan_cache_mode = force_generic_plan
+as $$
 declare
   v_first date := (lower(p_during) at time zone 'UTC')::date;
   v_last date := (upper(p_during) at time zone 'UTC')::date;

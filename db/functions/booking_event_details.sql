@@ -4,7 +4,7 @@
 --
 -- requires: iso_utc
 create or replace function booking_event_details(b bookings) returns jsonb
-language sql immutable as $$
+language sql stable as $$
   select jsonb_build_object(
     'resource_id', b.resource_id, 'slot_start', iso_utc(b.slot_start), 'slot_end', iso_utc(b.slot_end),
     'price_rupees', b.price_rupees, 'status', b.status, 'hold_id', b.hold_id)

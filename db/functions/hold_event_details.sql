@@ -5,7 +5,7 @@
 --
 -- requires: iso_utc
 create or replace function hold_event_details(h holds) returns jsonb
-language sql immutable as $$
+language sql stable as $$
   select jsonb_build_object(
     'resource_id', h.resource_id, 'slot_start', iso_utc(h.slot_start), 'slot_end', iso_utc(h.slot_end),
     'price_rupees', h.price_rupees, 'hold_expiry_at', iso_utc(h.hold_expiry_at), 'status', h.status)

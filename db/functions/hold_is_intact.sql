@@ -3,7 +3,11 @@
 --
 -- requires: reservation_is_live, resource_units
 create or replace function hold_is_intact(h holds) returns boolean
-language sql stable as $$
-  select (select count(*) from reservations rv where rv.hold_id = h.id and reservation_is_live(rv))
-         = cardinality(resource_units(h.resource_id))
+language plpgsql stable
+set plan_cache_mode = force_generic_plan
+as $$
+begin
+  return (select count(*) from reservations rv where rv.hold_id = h.id and reservation_is_live(rv))
+         = cardinality(resource_units(h.resource_id));
+end
 $$;

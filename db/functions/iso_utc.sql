@@ -1,6 +1,6 @@
 -- iso_utc(t): an instant as the API writes every date-time, UTC ISO 8601 with milliseconds
 -- ("2026-11-22T00:30:00.000Z"), for what the database writes into JSON itself (event details).
 create or replace function iso_utc(t timestamptz) returns text
-language sql immutable as $$
+language sql stable as $$
   select to_char(t at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $$;

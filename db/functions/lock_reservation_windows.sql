@@ -5,7 +5,9 @@
 --
 -- requires: reservation_window_locks, take_advisory_locks
 create or replace function lock_reservation_windows(p_units uuid[], p_during tstzrange) returns void
-language plpgsql as $$
+language plpgsql
+set plan_cache_mode = force_generic_plan
+as $$
 begin
   -- (In FROM, an SQL set-returning function is inlined into the query rather than run apart.)
   perform take_advisory_locks(array(select k from reservation_window_locks(p_units, p_during) k));

@@ -3,7 +3,9 @@
 --
 -- (PL/pgSQL, not SQL: its plan is kept for the session rather than made again at every call.)
 create or replace function membership_discount(p_venue_id uuid, p_customer_phone text) returns integer
-language plpgsql stable as $$
+language plpgsql stable
+set plan_cache_mode = force_generic_plan
+as $$
 begin
   return (
     select coalesce(max(m.discount_percent), 0) from memberships m

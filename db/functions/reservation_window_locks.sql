@@ -3,7 +3,7 @@
 -- so taking the keys in order (take_advisory_locks()) makes them queue instead of deadlocking in
 -- the exclusion check, while windows in other hours of the same unit go ahead.
 create or replace function reservation_window_locks(p_units uuid[], p_during tstzrange) returns setof bigint
-language sql immutable as $$
+language sql stable as $$
   select distinct hashtextextended('reservation-window:' || u || ':' || h, 0)
     from unnest(p_units) u,
          generate_series(floor(extract(epoch from lower(p_during)) / 3600)::bigint,

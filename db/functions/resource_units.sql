@@ -2,8 +2,12 @@
 -- when it is convertible (a full pitch made of two halves), else itself. Reservations are made per
 -- unit, so the exclusion constraint on (unit, window) keeps a whole and its parts apart.
 create or replace function resource_units(p_resource_id uuid) returns uuid[]
-language sql stable as $$
-  select coalesce(
+language plpgsql stable
+set plan_cache_mode = force_generic_plan
+as $$
+begin
+  return coalesce(
     (select array_agg(part_id order by part_id) from resource_parts where resource_id = p_resource_id),
-    array[p_resource_id])
+    array[p_resource_id]);
+end
 $$;

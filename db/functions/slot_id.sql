@@ -2,7 +2,7 @@
 -- the same uuid (a version-5-shaped md5 of both), so availability, holds and bookings agree on it
 -- without storing slots. db/rules/slot-id.ts is its JavaScript twin, for the availability body.
 create or replace function slot_id(p_resource_id uuid, p_start timestamptz) returns uuid
-language sql immutable as $$
+language sql stable as $$
   select overlay(overlay(
     md5('booking-slot:' || p_resource_id || '/' || (extract(epoch from p_start) * 1000)::bigint)
     placing '5' from 13 for 1) placing '8' from 17 for 1)::uuid

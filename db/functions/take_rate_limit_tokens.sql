@@ -12,7 +12,9 @@
 -- head as hits leave it; both tables are unlogged (a crash resets every window, never a booking).
 create or replace function take_rate_limit_tokens(p_api_key_id uuid, p_limit integer, p_count integer)
 returns table (allowed boolean, remaining integer, reset_ms bigint)
-language plpgsql as $$
+language plpgsql
+set plan_cache_mode = force_generic_plan
+as $$
 declare
   v_head bigint;
   v_next bigint;

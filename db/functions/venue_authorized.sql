@@ -3,6 +3,10 @@
 --
 -- requires: authorized_venues
 create or replace function venue_authorized(p_partner_id uuid, p_venue_id uuid) returns boolean
-language sql stable as $$
-  select exists (select 1 from authorized_venues(p_partner_id) v where v.id = p_venue_id)
+language plpgsql stable
+set plan_cache_mode = force_generic_plan
+as $$
+begin
+  return exists (select 1 from authorized_venues(p_partner_id) v where v.id = p_venue_id);
+end
 $$;

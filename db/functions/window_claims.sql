@@ -11,7 +11,9 @@
 create or replace function window_claims(
   p_resource_id uuid, p_units uuid[], p_during tstzrange, out conflict text, out overdue uuid[]
 )
-language plpgsql stable as $$
+language plpgsql stable
+set plan_cache_mode = force_generic_plan
+as $$
 begin
   select case when bool_or(r.resource_id = p_resource_id and reservation_is_live(r)) then 'TAKEN'
               when bool_or(reservation_is_live(r)) then 'TRANSFORMATION_CONFLICT' end,

@@ -19,7 +19,9 @@
 create or replace function window_rule_refusal(
   p_venue venues, p_resource resources, p_start timestamptz, p_minutes integer, p_advance_days integer
 ) returns text
-language plpgsql stable as $$
+language plpgsql stable
+set plan_cache_mode = force_generic_plan
+as $$
 declare
   v_date date := (p_start at time zone p_venue.timezone)::date;
   v_opens timestamptz := (v_date + p_resource.opens_at) at time zone p_venue.timezone;
