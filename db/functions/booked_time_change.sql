@@ -2,6 +2,8 @@
 -- kept per unit and UTC day (`booked_time`). What is taken on a venue day is then a handful of rows
 -- however many bookings it holds (venue_slots()); only holds still running are read one by one.
 -- Called by the triggers on reservations, whenever a reservation becomes or stops being booked.
+-- Its statements run on generic plans kept per connection (plan_cache_mode): PL/pgSQL chose
+-- custom plans for them and planned them again on every call, 0.05–0.2 ms each (pg_stat_statements).
 create or replace function booked_time_change(p_unit_id uuid, p_during tstzrange, p_add boolean) returns void
 language plpgsql
 set plan_cache_mode = force_generic_plan

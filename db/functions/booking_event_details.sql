@@ -2,6 +2,9 @@
 -- booking_refunded). The booking of a grouped hold adds its `hold_group_id`, and a series' also
 -- `series_id` and `series_occurrence_index`; a field that does not apply is absent.
 --
+-- Stable, not immutable, as what it calls is: a SQL function declared immutable whose body is not
+-- is never inlined, and was planned apart on every call.
+--
 -- requires: iso_utc
 create or replace function booking_event_details(b bookings) returns jsonb
 language sql stable as $$

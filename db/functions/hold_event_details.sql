@@ -3,6 +3,9 @@
 -- `hold_group_id`, and a series' also `series_id` and `series_occurrence_index`; a field that does
 -- not apply is absent.
 --
+-- Stable, not immutable, as what it calls is: a SQL function declared immutable whose body is not
+-- is never inlined, and was planned apart on every call.
+--
 -- requires: iso_utc
 create or replace function hold_event_details(h holds) returns jsonb
 language sql stable as $$

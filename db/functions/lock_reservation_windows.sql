@@ -3,6 +3,9 @@
 -- locks: a 64-client fight on one window gave 40P01 after deadlock_timeout in the exclusion check
 -- and lost half the winnable holds; with them, p99 12 ms at 8 clients and every window won.
 --
+-- Its statements run on generic plans kept per connection (plan_cache_mode): PL/pgSQL chose
+-- custom plans for them and planned them again on every call, 0.05–0.2 ms each (pg_stat_statements).
+--
 -- requires: reservation_window_locks, take_advisory_locks
 create or replace function lock_reservation_windows(p_units uuid[], p_during tstzrange) returns void
 language plpgsql

@@ -10,6 +10,8 @@
 --
 -- The window is a ring of hits per key (`rate_limit_hits`, seq from head to next), trimmed from the
 -- head as hits leave it; both tables are unlogged (a crash resets every window, never a booking).
+-- Its statements run on generic plans kept per connection (plan_cache_mode): PL/pgSQL chose
+-- custom plans for them and planned them again on every call, 0.05–0.2 ms each (pg_stat_statements).
 create or replace function take_rate_limit_tokens(p_api_key_id uuid, p_limit integer, p_count integer)
 returns table (allowed boolean, remaining integer, reset_ms bigint)
 language plpgsql

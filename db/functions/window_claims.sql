@@ -7,6 +7,9 @@
 -- else null. Read under the window's locks (lock_reservation_windows(), take_advisory_locks()), it
 -- is what a hold, a hold group and a series are refused for.
 --
+-- Its statements run on generic plans kept per connection (plan_cache_mode): PL/pgSQL chose
+-- custom plans for them and planned them again on every call, 0.05–0.2 ms each (pg_stat_statements).
+--
 -- requires: reservation_is_live, reservation_is_overdue
 create or replace function window_claims(
   p_resource_id uuid, p_units uuid[], p_during tstzrange, out conflict text, out overdue uuid[]
