@@ -4,7 +4,15 @@ import { refusalOf } from '../../db/postgres/pg-errors.ts';
 import * as slots from '../../db/queries/slots.ts';
 import { InvalidFieldError, VenueNotAuthorizedError } from '../errors.ts';
 import { presentGrid } from '../presenters/availability.ts';
-import { gridKey, keepGrid, keptCounts, keptGrid, validUntil } from './kept-availability.ts';
+import {
+  dayOfResource,
+  gridKey,
+  keepGrid,
+  keptCounts,
+  keptGrid,
+  keptVenueGrid,
+  validUntil,
+} from './kept-availability.ts';
 
 /**
  * The grid's bytes up to its `changes_cursor` (`presentGrid`), and the change log's position they
@@ -19,9 +27,21 @@ export async function getAvailability(
 ): Promise<{ grid: Buffer; changesPosition: bigint }> {
   const key = gridKey(query.venue_id, query.date, query.resource_id);
   const known = keptGrid(key);
+  // A resource not kept yet may be answered from the whole venue's grid of that date, if kept.
+  const venue =
+    known === undefined && query.resource_id !== undefined
+      ? keptVenueGrid(query.venue_id, query.date, query.resource_id)
+      : undefined;
   let read: slots.AvailabilityRead;
   try {
-    read = await slots.availableOnDate(db, partnerId, query.venue_id, query.date, query.resource_id, known);
+    read = await slots.availableOnDate(
+      db,
+      partnerId,
+      query.venue_id,
+      query.date,
+      query.resource_id,
+      known ?? venue,
+    );
   } catch (err) {
     switch (refusalOf(err)?.reason) {
       case 'venue_not_authorized':
@@ -35,6 +55,13 @@ export async function getAvailability(
         throw err;
     }
   }
+  if (read.unchanged && venue !== undefined) {
+    keptCounts.fromVenue++;
+    const grid = presentGrid(query.venue_id, query.date, dayOfResource(venue.days!, query.resource_id!));
+    const { changesPosition, snapshot } = read;
+    keepGrid(key, { bytes: grid, changesPosition, snapshot, validUntilMs: venue.validUntilMs }, known);
+    return { grid, changesPosition };
+  }
   if (read.unchanged) {
     keptCounts.sentAgain++;
     // Exact at the newer position now: the next request's question starts from there.
@@ -46,7 +73,13 @@ export async function getAvailability(
   const changesPosition = read.grid.changesPosition;
   keepGrid(
     key,
-    { bytes: grid, changesPosition, snapshot: read.snapshot, validUntilMs: validUntil(read) },
+    {
+      bytes: grid,
+      changesPosition,
+      snapshot: read.snapshot,
+      validUntilMs: validUntil(read),
+      ...(query.resource_id === undefined ? { days: read.grid.days } : {}),
+    },
     known,
   );
   return { grid, changesPosition };

@@ -12,11 +12,17 @@
  *
  * Nothing here is a partner's: a grid is the same for every partner who may see the venue.
  */
-import type { AvailabilityRead, KnownGrid } from '../../db/queries/slots.ts';
+import type { AvailabilityRead, KnownGrid, ResourceDay } from '../../db/queries/slots.ts';
 
 /** A grid as kept: its bytes up to its `changes_cursor`, and what the database needs to judge it. */
 export interface KeptGrid extends KnownGrid {
   readonly bytes: Buffer;
+  /**
+   * A whole venue's grid keeps its resources' days too: while it stands, each resource's grid on
+   * that date is its day, so a first request for one resource is answered from them
+   * (`dayOfResource`) after the same question, instead of reading it anew.
+   */
+  readonly days?: readonly ResourceDay[];
 }
 
 /** What a process keeps at most, in bytes of grids: ~70 whole venue days, or thousands of one court's. */
@@ -29,6 +35,8 @@ export const MAX_KEPT_BYTES = 32 * 1024 * 1024;
 export const MAX_KEPT_MS = 5 * 60_000;
 /** What a kept grid costs beyond its bytes (the entry, its key, the map's slot), roughly. */
 const ENTRY_OVERHEAD = 256;
+/** What a kept day costs per slot (its price and availability in two arrays), roughly. */
+const DAY_SLOT_BYTES = 24;
 
 /** Kept grids by key, the least recently sent first (a Map keeps insertion order). */
 const kept = new Map<string, KeptGrid>();
@@ -58,17 +66,20 @@ export function keepGrid(key: string, grid: KeptGrid, replaced: KeptGrid | undef
   const current = kept.get(key);
   if (current !== replaced) return;
   if (current !== undefined) forget(key, current);
-  if (grid.bytes.length + ENTRY_OVERHEAD > MAX_KEPT_BYTES) return;
+  if (costOf(grid) > MAX_KEPT_BYTES) return;
   kept.set(key, grid);
-  keptBytes += grid.bytes.length + ENTRY_OVERHEAD;
+  keptBytes += costOf(grid);
   for (const [oldKey, old] of kept) {
     if (keptBytes <= MAX_KEPT_BYTES) break;
     forget(oldKey, old);
   }
 }
 
-/** Requests answered with a kept grid, and with a grid read anew, since the process started. */
-export const keptCounts = { sentAgain: 0, readAnew: 0 };
+/**
+ * Requests answered with a kept grid, with a grid read anew, and with one resource's day of a kept
+ * whole venue's, since the process started.
+ */
+export const keptCounts = { sentAgain: 0, readAnew: 0, fromVenue: 0 };
 
 /** Drops every kept grid (tests). */
 export function forgetKeptGrids(): void {
@@ -83,8 +94,31 @@ export function keptSize(): { grids: number; bytes: number } {
 
 function forget(key: string, grid: KeptGrid): void {
   kept.delete(key);
-  keptBytes -= grid.bytes.length + ENTRY_OVERHEAD;
+  keptBytes -= costOf(grid);
 }
+
+function costOf(grid: KeptGrid): number {
+  let slots = 0;
+  for (const day of grid.days ?? []) slots += day.prices.length;
+  return grid.bytes.length + ENTRY_OVERHEAD + slots * DAY_SLOT_BYTES;
+}
+
+/**
+ * The kept whole-venue grid whose days can answer for `resourceId` on its date, if any: the id as
+ * the database writes it (lower-case), so that it is found among the days.
+ */
+export function keptVenueGrid(venueId: string, date: string, resourceId: string): KeptGrid | undefined {
+  if (!CANONICAL_UUID.test(resourceId)) return undefined;
+  const venue = kept.get(gridKey(venueId, date, undefined));
+  return venue?.days ? venue : undefined;
+}
+
+/** One resource's day among a whole venue's: none when it shows no slot that date (closed). */
+export function dayOfResource(days: readonly ResourceDay[], resourceId: string): ResourceDay[] {
+  return days.filter((day) => day.times.resourceId === resourceId);
+}
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * Until when (epoch ms) a grid just read may be sent again, time alone considered: what the

@@ -282,6 +282,52 @@ test.serial('a hold that runs out shows free at once, before any worker processe
 });
 
 test.serial(
+  "a resource's first request is answered from the whole venue's kept grid while it stands",
+  async (t) => {
+    const { db } = database();
+    const w = await makeBookingWorld(db);
+    const date = await localDate(db, w.venueId, 1);
+    const slot = (await gridSlots(db, w.venueId, w.halfA, 1))[2]!;
+    t.is(
+      (
+        await hold(web[0]!, w.apiKey, {
+          venue_id: w.venueId,
+          resource_id: w.halfA,
+          slot_start: slot.slot_start,
+        })
+      ).status,
+      201,
+    );
+    await answer(w, { date });
+    const before = { ...keptCounts };
+    for (const resource of [w.court, w.halfA, w.halfB]) {
+      t.is(await answer(w, { date, resource }), await readAnew(w, { date, resource }), resource);
+    }
+    t.is(keptCounts.fromVenue - before.fromVenue, 3, 'all three from the venue');
+    t.is(keptCounts.readAnew - before.readAnew, 0);
+    // The id written otherwise than the database writes it: read anew, the same answer.
+    const upper = { date, resource: w.court.toUpperCase() };
+    t.is(await answer(w, upper), await readAnew(w, upper));
+    t.is(keptCounts.readAnew - before.readAnew, 1);
+    // A hold on the date: the next resource is read anew, not taken from the venue's outdated grid.
+    const taken = (await gridSlots(db, w.venueId, w.halfB, 1))[5]!;
+    t.is(
+      (
+        await hold(web[0]!, w.apiKey, {
+          venue_id: w.venueId,
+          resource_id: w.halfB,
+          slot_start: taken.slot_start,
+        })
+      ).status,
+      201,
+    );
+    t.is(await answer(w, { date, resource: w.full }), await readAnew(w, { date, resource: w.full }));
+    t.is(keptCounts.fromVenue - before.fromVenue, 3);
+    t.is(keptCounts.readAnew - before.readAnew, 2);
+  },
+);
+
+test.serial(
   "the partner's access and the resource are judged on every request, kept grid or not",
   async (t) => {
     const { db } = database();
