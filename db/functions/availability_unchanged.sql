@@ -25,18 +25,18 @@ language plpgsql stable as $$
 begin
   return not exists (select from availability_change_purges p
                       where p.venue_id = p_venue_id and p.through_position > p_position)
-     and not exists (select from availability_changes c join venues v on v.id = c.venue_id
-                      where c.venue_id = p_venue_id and c.position > p_position
-                        and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
-                        and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
-                             or (c.kind = 'slot'
-                                 and availability_day_span(v.timezone, p_date) && any (c.windows))))
-     and not exists (select from availability_changes c join venues v on v.id = c.venue_id
-                      where c.position is null and c.recorded_xid >= pg_snapshot_xmin(p_snapshot)
-                        and c.venue_id = p_venue_id
-                        and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
-                        and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
-                             or (c.kind = 'slot'
-                                 and availability_day_span(v.timezone, p_date) && any (c.windows))));
+     and not exists (
+       select from venues v,
+              -- The changes the snapshot may not have seen, each set by its own index.
+              (select c.* from availability_changes c
+                where c.venue_id = p_venue_id and c.position > p_position
+               union all
+               select c.* from availability_changes c
+                where c.position is null and c.recorded_xid >= pg_snapshot_xmin(p_snapshot)
+                  and c.venue_id = p_venue_id) c
+        where v.id = p_venue_id
+          and not pg_visible_in_snapshot(c.recorded_xid, p_snapshot)
+          and ((c.kind = 'range' and p_date between c.from_date and c.to_date)
+               or (c.kind = 'slot' and availability_day_span(v.timezone, p_date) && any (c.windows))));
 end
 $$;

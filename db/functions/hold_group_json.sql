@@ -3,6 +3,7 @@
 -- EXPIRED from its hold_expiry_at on): what its writes store under their keys, and what the API
 -- presents.
 --
+-- (PL/pgSQL, not SQL: its plan is kept for the session rather than made again at every call.)
 create or replace function hold_group_json(p_group_id uuid) returns jsonb
 language plpgsql stable as $$
 begin

@@ -3,6 +3,7 @@
 -- when it was read (`read_at`: a held occurrence reads EXPIRED from its group's hold_expiry_at on).
 -- What its writes store under their keys, and what the API presents.
 --
+-- (PL/pgSQL, not SQL: its plan is kept for the session rather than made again at every call.)
 create or replace function series_json(p_series_id uuid) returns jsonb
 language plpgsql stable as $$
 begin

@@ -4,6 +4,7 @@
 -- membership discount `p_discount` percent, rounded to whole rupees. The same prices venue_slots()
 -- shows.
 --
+-- (PL/pgSQL, not SQL: its plan is kept for the session rather than made again at every call.)
 create or replace function window_price(
   p_venue venues, p_resource resources, p_start timestamptz, p_minutes integer, p_discount integer
 ) returns integer

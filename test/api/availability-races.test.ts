@@ -10,8 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { isAfter, parseCursor } from '../../api/feed/cursor.ts';
 import { createDb } from '../../db/postgres/knex.ts';
 import * as holds from '../../db/queries/holds.ts';
-import { holdExpire } from '../../workers/hold-expire.ts';
-import { confirm, gridSlots, hold, localDate, makeBookingWorld, makeOverdue } from '../helpers/booking.ts';
+import { confirm, expireNow, gridSlots, hold, localDate, makeBookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { openStream, poll, pollAll, type OpenStream } from '../helpers/feed.ts';
 import { call, startApp, type TestServer } from '../helpers/http.ts';
@@ -143,12 +142,7 @@ test('writers on two processes and a late commit: every poller and stream lists 
           break;
         }
         case 1: {
-          await makeOverdue(db, holdId);
-          await holdExpire.handle(
-            { hold_id: holdId },
-            { db, boss: database().boss, config: database().config, log: database().log },
-            { id: randomUUID() } as never,
-          );
+          await expireNow(database(), holdId);
           outcomes.expired++;
           break;
         }

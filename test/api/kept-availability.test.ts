@@ -13,14 +13,13 @@ import { presentAvailability, presentGrid } from '../../api/presenters/availabil
 import { keptCounts } from '../../api/use-cases/kept-availability.ts';
 import * as holds from '../../db/queries/holds.ts';
 import * as slots from '../../db/queries/slots.ts';
-import { holdExpire } from '../../workers/hold-expire.ts';
 import {
   confirm,
   gridSlots,
   hold,
   localDate,
   makeBookingWorld,
-  makeOverdue,
+  expireNow,
   type BookingWorld,
 } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
@@ -101,6 +100,8 @@ test.serial(
     const booked: string[] = [];
     const done: Record<string, number> = {};
     const server = () => web[random(2)]!;
+    /** One of the ids, at random, taken out of the list. */
+    const take = (ids: string[]) => ids.splice(random(ids.length), 1)[0];
     const steps: Record<string, () => Promise<boolean>> = {
       hold: async () => {
         const slot = grids.get(`${resources[random(4)]}|${1 + random(2)}`)![random(8)]!;
@@ -113,7 +114,7 @@ test.serial(
         return res.status === 201;
       },
       release: async () => {
-        const holdId = held.splice(random(held.length), 1)[0];
+        const holdId = take(held);
         if (!holdId) return false;
         const res = await call(server(), 'POST', `/api/v1/partner/holds/${holdId}/cancel`, {
           key: w.apiKey,
@@ -122,14 +123,14 @@ test.serial(
         return res.status === 200;
       },
       confirm: async () => {
-        const holdId = held.splice(random(held.length), 1)[0];
+        const holdId = take(held);
         if (!holdId) return false;
         const res = await confirm(server(), w.apiKey, { hold_id: holdId });
         if (res.status === 201) booked.push(res.body.booking_id as string);
         return res.status === 201;
       },
       cancel: async () => {
-        const bookingId = booked.splice(random(booked.length), 1)[0];
+        const bookingId = take(booked);
         if (!bookingId) return false;
         const res = await call(server(), 'POST', `/api/v1/bookings/${bookingId}/cancel`, {
           key: w.apiKey,
@@ -138,14 +139,9 @@ test.serial(
         return res.status === 200;
       },
       expire: async () => {
-        const holdId = held.splice(random(held.length), 1)[0];
+        const holdId = take(held);
         if (!holdId) return false;
-        await makeOverdue(db, holdId);
-        await holdExpire.handle(
-          { hold_id: holdId },
-          { db, boss: database().boss, config: database().config, log: database().log },
-          { id: randomUUID() } as never,
-        );
+        await expireNow(database(), holdId);
         return true;
       },
       price: async () => {

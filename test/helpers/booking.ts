@@ -5,6 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '../../db/postgres/knex.ts';
+import { holdExpire } from '../../workers/hold-expire.ts';
+import type { TestDatabase } from './database.ts';
 import { makePartner, makeResource, makeVenue } from './factories.ts';
 import { call, type CallResult, type TestServer } from './http.ts';
 
@@ -219,4 +221,11 @@ export async function makeOverdue(db: Knex, holdId: string): Promise<void> {
   const past = db.raw("now() - interval '1 second'");
   await db('holds').where({ id: holdId }).update({ hold_expiry_at: past });
   await db('reservations').where({ hold_id: holdId }).update({ expires_at: past });
+}
+
+/** Expires a hold now: past its expiry (`makeOverdue`), then its hold.expire job's handler run once. */
+export async function expireNow(database: TestDatabase, holdId: string): Promise<void> {
+  const { db, boss, config, log } = database;
+  await makeOverdue(db, holdId);
+  await holdExpire.handle({ hold_id: holdId }, { db, boss, config, log }, { id: randomUUID() } as never);
 }
