@@ -46,7 +46,7 @@ export async function startWeb(
 ): Promise<WebServer> {
   await waitForDatabase(databaseUrl, log, signal);
   const db = createDb(databaseUrl, {
-    poolMax: 10,
+    poolMax: config.webDatabasePoolSize,
     applicationName: 'booking-web',
     log,
     statementTimeoutMs: config.databaseStatementTimeoutMs,

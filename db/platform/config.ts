@@ -33,6 +33,7 @@ const EnvSchema = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: wholeNumberText(0, 3_600_000).default(10_000),
   DATABASE_LOCK_TIMEOUT_MS: wholeNumberText(0, 3_600_000).default(5_000),
   DATABASE_POOL_MODE: z.enum(POOL_MODES).default('session'),
+  WEB_DATABASE_POOL_SIZE: wholeNumberText(1, 100).default(6),
   // Events are promised for at least 30 days (CONTRACT.md), so no shorter.
   RETENTION_DAYS: wholeNumberText(30, 3650).default(30),
   AVAILABILITY_CHANGES_RETENTION_SECONDS: wholeNumberText(10, 2_592_000).default(86_400),
@@ -69,6 +70,13 @@ export interface Config {
    * nothing on a connection between transactions (db/postgres/knex.ts). Workers need a session.
    */
   readonly databasePoolMode: (typeof POOL_MODES)[number];
+  /**
+   * Connections in a web process's statement pool (pg-boss keeps 2 of its own beside them). More
+   * is not faster: each statement is one round trip, and on the measured machine class 6 ran the
+   * most hold → confirm cycles per second; 10 and 16 cost PostgreSQL more CPU per cycle in
+   * contention than they gained in concurrency (docs/BENCHMARKS.md).
+   */
+  readonly webDatabasePoolSize: number;
   /** Days events, delivery attempts and idempotency keys are kept before retention.prune deletes them. */
   readonly retentionDays: number;
   /**
@@ -116,6 +124,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
     databaseLockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
     databasePoolMode: e.DATABASE_POOL_MODE,
+    webDatabasePoolSize: e.WEB_DATABASE_POOL_SIZE,
     retentionDays: e.RETENTION_DAYS,
     availabilityChangesRetentionSeconds: e.AVAILABILITY_CHANGES_RETENTION_SECONDS,
     streamKeepaliveSeconds: e.STREAM_KEEPALIVE_SECONDS,

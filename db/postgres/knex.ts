@@ -1,6 +1,6 @@
 /**
- * The knex instance both edges use. One pool per process; its size is the measured sweet spot for
- * this machine class (DESIGN.md: 8–10 connections per web process).
+ * The knex instance both edges use. One pool per process; the web's size is its configuration's
+ * (WEB_DATABASE_POOL_SIZE, default 6: the measured sweet spot, db/platform/config.ts).
  */
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';

@@ -14,6 +14,7 @@ test('defaults follow CONTRACT.md', (t) => {
     databaseStatementTimeoutMs: 10_000,
     databaseLockTimeoutMs: 5_000,
     databasePoolMode: 'session',
+    webDatabasePoolSize: 6,
     metricsPort: undefined,
     tracing: false,
   });
@@ -43,6 +44,7 @@ test('values are parsed; empty variables count as unset', (t) => {
     DATABASE_STATEMENT_TIMEOUT_MS: '0',
     DATABASE_LOCK_TIMEOUT_MS: '250',
     DATABASE_POOL_MODE: 'transaction',
+    WEB_DATABASE_POOL_SIZE: '16',
   });
   t.like(config, {
     databaseUrl: 'postgres://u@h:5432/d',
@@ -52,6 +54,7 @@ test('values are parsed; empty variables count as unset', (t) => {
     databaseStatementTimeoutMs: 0,
     databaseLockTimeoutMs: 250,
     databasePoolMode: 'transaction',
+    webDatabasePoolSize: 16,
   });
   t.deepEqual(config.webhookRetryDelays, [1, 2, 3, 4]);
 });
@@ -73,6 +76,8 @@ test('a bad value is one clear error naming the variable', (t) => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ DATABASE_POOL_MODE: 'statement' }, 'DATABASE_POOL_MODE'],
     [{ DATABASE_POOL_MODE: 'Transaction' }, 'DATABASE_POOL_MODE'],
+    [{ WEB_DATABASE_POOL_SIZE: '0' }, 'WEB_DATABASE_POOL_SIZE'],
+    [{ WEB_DATABASE_POOL_SIZE: '101' }, 'WEB_DATABASE_POOL_SIZE'],
     [{ METRICS_PORT: 'metrics' }, 'METRICS_PORT'],
     [{ METRICS_PORT: '65536' }, 'METRICS_PORT'],
     [{ METRICS_PORT: '3000' }, 'METRICS_PORT'],
