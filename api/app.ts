@@ -58,7 +58,7 @@ export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): A
 
   app.use(tracker.middleware);
   app.use(requestId(deps.log));
-  app.use(requestLog(metrics));
+  app.use(requestLog(deps.log, metrics));
   app.use(errors());
   app.use(router.routes());
   app.use(notFound(deps, metrics));
@@ -70,7 +70,16 @@ function handle(route: Route, deps: AppDeps): AppMiddleware {
     const input = validateInput(route, ctx);
     const partnerId = ctx.state.auth?.partnerId ?? '';
     const result = await route
-      .handler({ ...input, partnerId, headers: ctx.headers }, { ...deps, log: ctx.state.log })
+      .handler(
+        { ...input, partnerId, headers: ctx.headers },
+        // The request's logger is made only if the handler logs (request-id.ts).
+        {
+          ...deps,
+          get log() {
+            return ctx.state.log;
+          },
+        },
+      )
       .catch((err) => {
         throw err instanceof InvalidFieldError ? asValidationError(route, err) : err;
       });

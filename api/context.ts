@@ -10,8 +10,9 @@ import type { StreamHub } from './feed/stream-hub.ts';
 
 /** What a request accumulates on its way through the middleware chain. */
 export interface AppState {
-  requestId: string;
-  log: Logger;
+  readonly requestId: string;
+  /** The request's logger (`request_id`, `partner_id` once authenticated), made on first use. */
+  readonly log: Logger;
   /** Set by `authenticate` on keyed routes. */
   auth?: AuthenticatedRequest;
   /** The parsed JSON body, set by `jsonBody` on routes that take one. */

@@ -18,8 +18,8 @@ export function authenticate(db: Knex): AppMiddleware {
     const key = ctx.get('x-api-key');
     const auth = KEY_SHAPE.test(key) ? await keys.authenticate(hashApiKey(key.toLowerCase())) : undefined;
     if (!auth) throw new UnauthenticatedError();
+    // From here on, state.log carries the partner (request-id.ts).
     ctx.state.auth = auth;
-    ctx.state.log = ctx.state.log.child({ partner_id: auth.partnerId });
     await next();
   };
 }

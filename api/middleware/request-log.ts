@@ -1,3 +1,4 @@
+import type { Logger } from '../../db/platform/log.ts';
 import type { Metrics } from '../../db/platform/metrics.ts';
 import { setSpanRoute } from '../../db/platform/tracing.ts';
 import type { AppContext, AppMiddleware } from '../context.ts';
@@ -12,7 +13,7 @@ const PROBES = new Set(['/health', '/health/live', '/health/ready']);
  * template labels the request's duration in `metrics` and names its trace span: a raw path would
  * carry ids, and one label value per id is what a metrics store cannot afford.
  */
-export function requestLog(metrics: Metrics): AppMiddleware {
+export function requestLog(log: Logger, metrics: Metrics): AppMiddleware {
   return async function requestLog(ctx, next) {
     const started = process.hrtime.bigint();
     try {
@@ -23,8 +24,11 @@ export function requestLog(metrics: Metrics): AppMiddleware {
       setSpanRoute(ctx.method, route);
       metrics.requests.observe({ method: ctx.method, route, status: ctx.status }, seconds);
       const probe = PROBES.has(route.replace(/^\/api\/v1/, '')) && ctx.status < 500;
-      ctx.state.log[probe ? 'debug' : 'info'](
+      // The fields of the request's child logger, written by the process logger: one line needs no
+      // child of its own (request-id.ts).
+      log[probe ? 'debug' : 'info'](
         {
+          request_id: ctx.state.requestId,
           method: ctx.method,
           path: ctx.path,
           route,
