@@ -32,13 +32,13 @@ export function requestId(log: Logger): AppMiddleware {
  * rebuilds its bindings and the line's prototype chain for every new logger; docs/BENCHMARKS.md).
  */
 class RequestState implements AppState {
+  readonly requestId: string;
   auth?: AuthenticatedRequest;
   body?: unknown;
+  readonly #processLog: Logger;
+  /** The child made last, and the partner it names. */
   #scoped: Logger | undefined;
   #scopedPartner: string | undefined;
-
-  readonly requestId: string;
-  readonly #processLog: Logger;
 
   constructor(requestId: string, processLog: Logger) {
     this.requestId = requestId;

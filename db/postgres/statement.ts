@@ -2,12 +2,11 @@
  * One parameterised statement on a pooled connection, the way `db.raw(sql, bindings)` runs it
  * (the same pool, the same named prepared statement and stale-plan retry of PreparedPgClient, the
  * same `query` and `query-error` events, the same result) without knex's runner around it. For the
- * statements every request makes (authentication, a hold, a confirm, availability) and those of
- * every webhook event (a claim of its attempts, a batch of outcomes): the runner's layers (a
- * builder, its thenable, the runner, the executioner, binding formatting and response processing)
- * cost the web process about 45 µs of CPU per request, a tenth of its whole cost per request at
- * saturation, and a tenth of the worker's main thread at a steady pace of events
- * (docs/BENCHMARKS.md).
+ * statements every request makes (authentication, a hold, a confirm, availability): the runner's
+ * layers (a builder, its thenable, the runner, the executioner, binding formatting and response
+ * processing) cost the web process about 45 µs of CPU per request, a tenth of its whole cost per
+ * request at saturation (docs/BENCHMARKS.md). The worker's statements of every webhook event (a
+ * claim of its attempts, a batch of outcomes) take it too.
  *
  * Anything this path does not reproduce goes through `db.raw` instead: a transaction (`trx`),
  * DATABASE_POOL_MODE=transaction (its client wraps statements in transactions of their own), SQL

@@ -81,8 +81,7 @@ export interface ClaimLimits {
 export async function claimDue(db: Knex, limits: ClaimLimits, maxAttempts: number): Promise<AttemptPlan[]> {
   const full = [...limits.busy].filter(([, n]) => n >= limits.perOrigin).map(([origin]) => origin);
   const busy = Object.fromEntries(limits.busy);
-  // runStatement: one claim per event at a steady pace, where knex's runner was a tenth of the
-  // worker's time (docs/BENCHMARKS.md).
+  // runStatement, as the web's hot statements: at a steady pace there is one claim per event.
   const { rows } = await runStatement<
     DeliveryRow & { event: EventRow; endpoint_url: string; origin: string; secret_key: string }
   >(
