@@ -57,7 +57,7 @@ export async function getAvailability(
   }
   if (read.unchanged && venue !== undefined) {
     keptCounts.fromVenue++;
-    const grid = presentGrid(query.venue_id, query.date, dayOfResource(venue.days!, query.resource_id!));
+    const grid = presentGrid(query.venue_id, query.date, dayOfResource(venue.days, query.resource_id!));
     const { changesPosition, snapshot } = read;
     keepGrid(key, { bytes: grid, changesPosition, snapshot, validUntilMs: venue.validUntilMs }, known);
     return { grid, changesPosition };

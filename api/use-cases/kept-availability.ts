@@ -66,9 +66,10 @@ export function keepGrid(key: string, grid: KeptGrid, replaced: KeptGrid | undef
   const current = kept.get(key);
   if (current !== replaced) return;
   if (current !== undefined) forget(key, current);
-  if (costOf(grid) > MAX_KEPT_BYTES) return;
+  const cost = costOf(grid);
+  if (cost > MAX_KEPT_BYTES) return;
   kept.set(key, grid);
-  keptBytes += costOf(grid);
+  keptBytes += cost;
   for (const [oldKey, old] of kept) {
     if (keptBytes <= MAX_KEPT_BYTES) break;
     forget(oldKey, old);
@@ -107,10 +108,17 @@ function costOf(grid: KeptGrid): number {
  * The kept whole-venue grid whose days can answer for `resourceId` on its date, if any: the id as
  * the database writes it (lower-case), so that it is found among the days.
  */
-export function keptVenueGrid(venueId: string, date: string, resourceId: string): KeptGrid | undefined {
+export function keptVenueGrid(venueId: string, date: string, resourceId: string): VenueGrid | undefined {
   if (!CANONICAL_UUID.test(resourceId)) return undefined;
   const venue = kept.get(gridKey(venueId, date, undefined));
-  return venue?.days ? venue : undefined;
+  return venue !== undefined && hasDays(venue) ? venue : undefined;
+}
+
+/** A kept whole venue's grid, with its resources' days. */
+export type VenueGrid = KeptGrid & { readonly days: readonly ResourceDay[] };
+
+function hasDays(grid: KeptGrid): grid is VenueGrid {
+  return grid.days !== undefined;
 }
 
 /** One resource's day among a whole venue's: none when it shows no slot that date (closed). */

@@ -17,6 +17,7 @@ import {
   confirm,
   gridSlots,
   hold,
+  holdSlot,
   localDate,
   makeBookingWorld,
   expireNow,
@@ -209,15 +210,8 @@ test.serial(
     const other = await makeBookingWorld(db);
     const [first, second] = [await localDate(db, w.venueId, 1), await localDate(db, w.venueId, 2)];
     await answer(w, { date: first });
-    const holdOn = async (world: BookingWorld, daysAhead: number, i: number) => {
-      const slot = (await gridSlots(db, world.venueId, world.court, daysAhead))[i]!;
-      const res = await hold(web[0]!, world.apiKey, {
-        venue_id: world.venueId,
-        resource_id: world.court,
-        slot_start: slot.slot_start,
-      });
-      t.is(res.status, 201);
-    };
+    const holdOn = (world: BookingWorld, daysAhead: number, index: number) =>
+      holdSlot(web[0]!, world, { daysAhead, index });
 
     let counts = await counted(async () => {
       await holdOn(w, 2, 0);
@@ -245,16 +239,10 @@ test.serial('a hold that runs out shows free at once, before any worker processe
   const { db } = database();
   const w = await makeBookingWorld(db, { holdSeconds: 2 });
   const date = await localDate(db, w.venueId, 1);
-  const slot = (await gridSlots(db, w.venueId, w.court, 1))[4]!;
-  const res = await hold(web[0]!, w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.court,
-    slot_start: slot.slot_start,
-  });
-  t.is(res.status, 201);
+  const { holdId, slotStart } = await holdSlot(web[0]!, w, { index: 4 });
   const isFree = async () => {
     const body = JSON.parse(await answer(w, { date, resource: w.court }));
-    return body.slots.find((s: { slot_start: string }) => s.slot_start === slot.slot_start.toISOString())
+    return body.slots.find((s: { slot_start: string }) => s.slot_start === slotStart.toISOString())
       .is_available as boolean;
   };
   t.false(await isFree());
@@ -263,14 +251,14 @@ test.serial('a hold that runs out shows free at once, before any worker processe
     async () => {
       const { rows } = await db.raw<{ rows: { over: boolean }[] }>(
         'select hold_expiry_at <= now() as over from holds where id = ?',
-        [res.body.hold_id],
+        [holdId],
       );
       return rows[0]!.over;
     },
     { timeout: 10_000, interval: 50 },
   );
   const { rows } = await db.raw<{ rows: { status: string }[] }>('select status from holds where id = ?', [
-    res.body.hold_id,
+    holdId,
   ]);
   t.is(rows[0]!.status, 'ACTIVE', 'no worker has expired it');
   t.true(await isFree());
@@ -283,17 +271,7 @@ test.serial(
     const { db } = database();
     const w = await makeBookingWorld(db);
     const date = await localDate(db, w.venueId, 1);
-    const slot = (await gridSlots(db, w.venueId, w.halfA, 1))[2]!;
-    t.is(
-      (
-        await hold(web[0]!, w.apiKey, {
-          venue_id: w.venueId,
-          resource_id: w.halfA,
-          slot_start: slot.slot_start,
-        })
-      ).status,
-      201,
-    );
+    await holdSlot(web[0]!, w, { resource: w.halfA, index: 2 });
     await answer(w, { date });
     const before = { ...keptCounts };
     for (const resource of [w.court, w.halfA, w.halfB]) {
@@ -306,17 +284,7 @@ test.serial(
     t.is(await answer(w, upper), await readAnew(w, upper));
     t.is(keptCounts.readAnew - before.readAnew, 1);
     // A hold on the date: the next resource is read anew, not taken from the venue's outdated grid.
-    const taken = (await gridSlots(db, w.venueId, w.halfB, 1))[5]!;
-    t.is(
-      (
-        await hold(web[0]!, w.apiKey, {
-          venue_id: w.venueId,
-          resource_id: w.halfB,
-          slot_start: taken.slot_start,
-        })
-      ).status,
-      201,
-    );
+    await holdSlot(web[0]!, w, { resource: w.halfB, index: 5 });
     t.is(await answer(w, { date, resource: w.full }), await readAnew(w, { date, resource: w.full }));
     t.is(keptCounts.fromVenue - before.fromVenue, 3);
     t.is(keptCounts.readAnew - before.readAnew, 2);
