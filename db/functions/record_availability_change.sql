@@ -32,9 +32,14 @@ end
 $$;
 
 -- record_windows_changed(holds): the availability change of the windows of these holds (or of their
--- bookings), at one venue: the change a confirm or a release records.
+-- bookings), at one venue: the change a confirm or a release records. Its statement runs on a
+-- generic plan kept per connection (plan_cache_mode): with the holds as an array parameter,
+-- PL/pgSQL chose a custom plan and planned it again on every confirm, 0.05 ms each
+-- (pg_stat_statements with track_planning).
 create or replace function record_windows_changed(p_hold_ids uuid[]) returns void
-language plpgsql as $$
+language plpgsql
+set plan_cache_mode = force_generic_plan
+as $$
 begin
   perform record_availability_change(h.venue_id, array_agg(h.resource_id order by h.id),
                                      array_agg(tstzrange(h.slot_start, h.slot_end) order by h.id))
