@@ -1899,7 +1899,6 @@ $function$;
 CREATE OR REPLACE FUNCTION public.record_windows_changed(p_hold_ids uuid[])
  RETURNS void
  LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 begin
   perform record_availability_change(h.venue_id, array_agg(h.resource_id order by h.id),

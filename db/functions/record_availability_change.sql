@@ -32,14 +32,14 @@ end
 $$;
 
 -- record_windows_changed(holds): the availability change of the windows of these holds (or of their
--- bookings), at one venue: the change a confirm or a release records. Its statement runs on a
--- generic plan kept per connection (plan_cache_mode): with the holds as an array parameter,
--- PL/pgSQL chose a custom plan and planned it again on every confirm, 0.05 ms each
--- (pg_stat_statements with track_planning).
+-- bookings), at one venue: the change a confirm or a release records.
+--
+-- Planned on every call, on purpose: a generic plan (plan_cache_mode, as some functions here
+-- run) saves 0.05 ms of planning per confirm, but for `id = any(array)` it is a sequential scan
+-- of holds, fixed on a connection's first call, while the table is small. The shared harness
+-- measured PostgreSQL's CPU per hold → confirm cycle 2.33 → 2.55 ms with it (docs/BENCHMARKS.md).
 create or replace function record_windows_changed(p_hold_ids uuid[]) returns void
-language plpgsql
-set plan_cache_mode = force_generic_plan
-as $$
+language plpgsql as $$
 begin
   perform record_availability_change(h.venue_id, array_agg(h.resource_id order by h.id),
                                      array_agg(tstzrange(h.slot_start, h.slot_end) order by h.id))
