@@ -497,7 +497,7 @@ CREATE TABLE webhook_attempts (
   finished_at timestamp with time zone,
   CONSTRAINT webhook_attempts_pkey PRIMARY KEY (id),
   CONSTRAINT webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES webhook_deliveries(id) ON DELETE CASCADE
-) WITH (fillfactor=50);
+);
 CREATE INDEX webhook_attempts_delivery_idx ON public.webhook_attempts USING btree (delivery_id);
 CREATE INDEX webhook_attempts_started_brin ON public.webhook_attempts USING brin (started_at);
 
