@@ -48,12 +48,22 @@ class RequestState implements AppState {
   get log(): Logger {
     const partnerId = this.auth?.partnerId;
     if (!this.#scoped || this.#scopedPartner !== partnerId) {
-      const bindings = partnerId
-        ? { request_id: this.requestId, partner_id: partnerId }
-        : { request_id: this.requestId };
-      this.#scoped = this.#processLog.child(bindings);
+      this.#scoped = this.#processLog.child(requestLogFields(this));
       this.#scopedPartner = partnerId;
     }
     return this.#scoped;
   }
+}
+
+/**
+ * The fields that name a request in every line logged about it (CONTRACT.md, "Error logs"): its id,
+ * and its partner once the key is known. The request's child logger binds them; the request line,
+ * written by the process logger, carries them itself.
+ */
+export function requestLogFields(state: Pick<AppState, 'requestId' | 'auth'>): {
+  request_id: string;
+  partner_id?: string;
+} {
+  const partnerId = state.auth?.partnerId;
+  return partnerId ? { request_id: state.requestId, partner_id: partnerId } : { request_id: state.requestId };
 }

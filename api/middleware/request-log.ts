@@ -2,6 +2,7 @@ import type { Logger } from '../../db/platform/log.ts';
 import type { Metrics } from '../../db/platform/metrics.ts';
 import { setSpanRoute } from '../../db/platform/tracing.ts';
 import type { AppContext, AppMiddleware } from '../context.ts';
+import { requestLogFields } from './request-id.ts';
 
 /** Health probes: an orchestrator calls them every few seconds; they log at debug unless they fail. */
 const PROBES = new Set(['/health', '/health/live', '/health/ready']);
@@ -28,13 +29,12 @@ export function requestLog(log: Logger, metrics: Metrics): AppMiddleware {
       // child of its own (request-id.ts).
       log[probe ? 'debug' : 'info'](
         {
-          request_id: ctx.state.requestId,
+          ...requestLogFields(ctx.state),
           method: ctx.method,
           path: ctx.path,
           route,
           status: ctx.status,
           duration_ms: Math.round(seconds * 1e5) / 100,
-          partner_id: ctx.state.auth?.partnerId,
         },
         'request',
       );
