@@ -5,6 +5,7 @@
  * knex's own path words failures the same way.
  */
 import test from 'ava';
+import { createDb } from '../../db/postgres/knex.ts';
 import { runStatement } from '../../db/postgres/statement.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 
@@ -15,7 +16,10 @@ const SQL = `select ?::integer as n, ?::text[] as names, ?::timestamptz as at, ?
 const BINDINGS = [7, ['a', 'b?', 'c'], new Date('2030-01-02T03:04:05Z'), null, 3];
 
 test('answers exactly as db.raw does, as a named prepared statement', async (t) => {
-  const { db } = database();
+  // One connection, so that pg_prepared_statements (one session's) is read on the connection that
+  // ran the statement: with the shared pool, a test beside this one could leave another free.
+  const db = createDb(database().url, { poolMax: 1 });
+  t.teardown(() => db.destroy());
   const direct = await runStatement(db, SQL, BINDINGS);
   const viaKnex = await db.raw<{ rows: unknown[] }>(SQL, BINDINGS);
   t.deepEqual(direct.rows, viaKnex.rows);
