@@ -7,14 +7,17 @@
  * (colours, one readable line per entry). Anything that reads the output — a pipe, a file, a log
  * shipper, the contract's scripts — gets JSON lines, as CONTRACT.md promises.
  *
- * JSON lines are written asynchronously: a line logged while a write is under way joins the next
- * write, so a busy process makes one write for many lines instead of a blocking write(2) per line
- * (one per request and one per webhook attempt: measured in docs/BENCHMARKS.md). Nothing waits
- * for a timer: a lone line is written at once. Such a write runs on libuv's thread pool, so a
- * process that exits on purpose first waits for its lines to be written (`logsWritten()`, which
- * shutdown.ts awaits before every exit): pino's exit hook writes only what is still buffered, not a
- * write already handed to the pool, and a busy pool let an exit overtake it (a failed start printed
- * nothing). Only a process killed outright loses the lines of its last write.
+ * JSON lines are written asynchronously, a few kilobytes at a time: lines wait until BATCH_BYTES of
+ * them do, or LINGER_MS after the first, and then go out in one write. Such a write runs on libuv's
+ * thread pool, and handing one over costs more than the line (a thread woken and a completion
+ * posted back: ~45 µs a write on this machine class against ~10 µs for the line itself; measured in
+ * docs/BENCHMARKS.md), so a busy process makes one write for a dozen requests' lines rather than
+ * one for each. A write never blocks the process, whatever stdout is (a file, a pipe, a socket that
+ * a stalled log shipper stopped reading). A process that exits on purpose first waits for its lines
+ * to be written (`logsWritten()`, which shutdown.ts awaits before every exit): pino's exit hook
+ * writes only what is still buffered, not a write already handed to the pool, and a busy pool let
+ * an exit overtake it (a failed start printed nothing). Only a process killed outright loses its
+ * last lines (at most LINGER_MS of them, or the write under way).
  */
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
@@ -27,6 +30,10 @@ export type { Logger };
  * logs nor runs out of memory for them.
  */
 const MAX_BUFFERED = 16 * 1024 * 1024;
+/** Lines are written once this many bytes of them wait… */
+const BATCH_BYTES = 4096;
+/** …or this long after the first of them was logged. */
+const LINGER_MS = 50;
 
 /** Creates the process logger at the configured level. */
 export function createLogger(level: string, { pretty = process.stdout.isTTY === true } = {}): Logger {
@@ -36,14 +43,42 @@ export function createLogger(level: string, { pretty = process.stdout.isTTY === 
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ['headers["x-api-key"]', 'api_key', 'secret_key'], censor: '[redacted]' },
   };
-  return pino(
-    options,
-    pretty
-      ? prettyStream()
-      : // minLength 1 writes every line at once as 0 does (a line is never empty), and makes
-        // flush(cb) wait for the write under way, which with 0 it does not (logsWritten()).
-        pino.destination({ dest: 1, sync: false, minLength: 1, maxLength: MAX_BUFFERED }),
-  );
+  return pino(options, pretty ? prettyStream() : batchedStdout());
+}
+
+/**
+ * stdout through sonic-boom, which writes once BATCH_BYTES wait (its `minLength`; any minLength
+ * also makes flush(cb) wait for the write under way, as logsWritten() needs), and a timer that
+ * writes the rest LINGER_MS after it was logged. The timer is armed only while lines wait (an idle
+ * process wakes for nothing); the bytes that wait are counted from what was logged, what sonic-boom
+ * wrote and what it dropped (over MAX_BUFFERED), since it does not say.
+ */
+function batchedStdout(): DestinationStream & { flush(cb?: (err?: Error) => void): void; flushSync(): void } {
+  const boom = pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, maxLength: MAX_BUFFERED });
+  let waiting = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const linger = () => {
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      // A write under way takes the rest when it ends, or its 'drain' lingers again.
+      boom.flush();
+    }, LINGER_MS).unref();
+  };
+  // An empty write (a flush that found nothing) says nothing waits, whatever the count said.
+  boom.on('write', (bytes: number) => (waiting = bytes === 0 ? 0 : waiting - bytes));
+  boom.on('drop', (line: string) => (waiting -= Buffer.byteLength(line)));
+  boom.on('drain', () => {
+    if (waiting > 0) linger();
+  });
+  return {
+    write(line: string) {
+      waiting += Buffer.byteLength(line);
+      boom.write(line);
+      if (waiting > 0) linger();
+    },
+    flush: (cb) => boom.flush(cb),
+    flushSync: () => boom.flushSync(),
+  };
 }
 
 /** How long an exiting process waits for its log lines at most (stdout may be stalled). */
