@@ -3,7 +3,9 @@
  * the same load, and the same batching of its key's statements) by 16 keep-alive connections of one
  * partner key, as the shared load harness drives them, against `npm run web` logging at `info` to
  * a file. Reports the web process's CPU per request, user and kernel apart, and PostgreSQL's per
- * cycle: what the edge costs beyond the statements it sends.
+ * cycle: what the edge costs beyond the statements it sends. Then the same for the floor
+ * (edge-floor-app.ts: Koa, the router, zod and the same statements, nothing of the edge), on the
+ * same database a moment later: the difference is what the edge itself costs.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -34,17 +36,47 @@ export async function benchEdge(url: string, db: Knex, seconds: number): Promise
   const venueId = await benchVenue(db, 'Edge Arena');
   const [client] = await benchPartners(db, venueId, 1);
   const takeSlot = await slotSupply(db, venueId);
+  const rows = [];
+  for (const which of ['web', 'floor'] as const) {
+    rows.push(await measure(url, seconds, { process: which, venueId, apiKey: client!.apiKey, takeSlot }));
+  }
+  const [web, floor] = rows as [Measured, Measured];
+  return [
+    `${RATE} cycles/s offered for ${seconds} s by ${CLIENTS} keep-alive connections of one key; web logs at info to a file; ` +
+      'the floor is Koa, @koa/router, zod and the same statements without the edge (test/bench/edge-floor-app.ts)',
+    '',
+    '| process | cycles/s | cycle p50 ms | cycle p99 ms | errors | web CPU µs/request | user | kernel | PostgreSQL CPU ms/cycle |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((row) => row.line),
+    '',
+    `The edge costs ${web.usPerRequest - floor.usPerRequest} µs of CPU a request above the floor ` +
+      `(${(web.usPerRequest / floor.usPerRequest).toFixed(2)} × the floor's).`,
+  ].join('\n');
+}
+
+interface Measured {
+  line: string;
+  usPerRequest: number;
+}
+
+/** Paced cycles against `npm run web` or the floor app, and what the process spent on them. */
+async function measure(
+  url: string,
+  seconds: number,
+  target: { process: 'web' | 'floor'; venueId: string; apiKey: string; takeSlot: () => Slot },
+): Promise<Measured> {
   const logDir = await mkdtemp(path.join(tmpdir(), 'bench-edge-'));
   const web = await startWebProcess(url, {
     logLevel: process.env.BENCH_EDGE_LOG_LEVEL ?? 'info',
     logFile: path.join(logDir, 'web.log'),
+    ...(target.process === 'floor' && { entry: path.join(import.meta.dirname, 'edge-floor-app.ts') }),
   });
   const pool = new Pool(web.base, { connections: CLIENTS, pipelining: 1 });
   const post = async (route: string, body: unknown): Promise<Record<string, string>> => {
     const res = await pool.request({
       method: 'POST',
       path: `/api/v1${route}`,
-      headers: { 'x-api-key': client!.apiKey, 'content-type': 'application/json' },
+      headers: { 'x-api-key': target.apiKey, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
     const json = (await res.body.json()) as Record<string, string>;
@@ -52,14 +84,14 @@ export async function benchEdge(url: string, db: Knex, seconds: number): Promise
     return json;
   };
   const cycle = async (slot: Slot) => {
-    const held = await post('/bookings/hold', holdBody(venueId, slot));
+    const held = await post('/bookings/hold', holdBody(target.venueId, slot));
     await post('/bookings/confirm', confirmBody(held.hold_id!));
   };
   try {
-    await paced(cycle, takeSlot, 2, RATE); // warm-up: prepared statements, JIT, pool
+    await paced(cycle, target.takeSlot, 2, RATE); // warm-up: prepared statements, JIT, pool
     const cpuBefore = await processCpuSplit(web.pid);
     const serverBefore = await serverCpuSeconds(web.pid);
-    const run = await paced(cycle, takeSlot, seconds, RATE);
+    const run = await paced(cycle, target.takeSlot, seconds, RATE);
     const cpuAfter = await processCpuSplit(web.pid);
     const serverAfter = await serverCpuSeconds(web.pid);
     const requests = run.cycles * 2;
@@ -67,14 +99,12 @@ export async function benchEdge(url: string, db: Knex, seconds: number): Promise
     const user = cpuAfter.user - cpuBefore.user;
     const system = cpuAfter.system - cpuBefore.system;
     const pgMs = ((serverAfter.postgres - serverBefore.postgres) * 1000) / run.cycles;
-    return [
-      `${RATE} cycles/s offered for ${seconds} s by ${CLIENTS} keep-alive connections of one key; web logs at info to a file`,
-      '',
-      '| cycles/s | cycle p50 ms | cycle p99 ms | errors | web CPU µs/request | user | kernel | PostgreSQL CPU ms/cycle |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|',
-      `| ${run.rate.toFixed(1)} | ${percentile(run.latencies, 50)} | ${percentile(run.latencies, 99)} | ${run.errors} | ` +
-        `${us(user + system)} | ${us(user)} | ${us(system)} | ${pgMs.toFixed(2)} |`,
-    ].join('\n');
+    return {
+      usPerRequest: us(user + system),
+      line:
+        `| ${target.process} | ${run.rate.toFixed(1)} | ${percentile(run.latencies, 50)} | ${percentile(run.latencies, 99)} | ` +
+        `${run.errors} | ${us(user + system)} | ${us(user)} | ${us(system)} | ${pgMs.toFixed(2)} |`,
+    };
   } finally {
     await pool.close();
     await web.stop();

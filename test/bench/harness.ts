@@ -152,7 +152,16 @@ async function scriptArguments(script: 'web' | 'worker'): Promise<string[]> {
 /** `npm run web` as its own process on a free port. */
 export async function startWebProcess(
   url: string,
-  { logLevel = 'warn', logFile }: { logLevel?: string; logFile?: string } = {},
+  {
+    logLevel = 'warn',
+    logFile,
+    entry,
+  }: {
+    logLevel?: string;
+    logFile?: string;
+    /** Another entry point, started with the web script's node options (edge-floor-app.ts). */
+    entry?: string;
+  } = {},
 ): Promise<{ base: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   // BENCH_PROFILE=dir writes a CPU profile of the web process there (open it in Chrome DevTools).
@@ -160,7 +169,7 @@ export async function startWebProcess(
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
   const args = await scriptArguments('web');
-  const web = spawn(process.execPath, [...args.slice(0, -1), ...profile, ...args.slice(-1)], {
+  const web = spawn(process.execPath, [...args.slice(0, -1), ...profile, entry ?? args.at(-1)!], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: logLevel },
     stdio: ['ignore', logFile ? openSync(logFile, 'a') : 'inherit', 'inherit'],

@@ -1,0 +1,117 @@
+/**
+ * The floor the edge benchmark measures the web process against: the least an HTTP process on the
+ * service's stack can do for a hold → confirm cycle. Koa and @koa/router, a JSON body read and
+ * checked by zod, the key authenticated and the hold placed and confirmed by the service's own
+ * statements through its own database layer (the same SQL, the same batching of a key's
+ * authentications, the same pool size), and the database's answer sent back as it came. What it
+ * leaves out is the edge: request ids, the request log and metrics, the in-flight tracker, error
+ * rendering, the rate-limit headers, idempotency fingerprints, presenters, the full validation of
+ * the API's schemas. Refusals answer 409 with no body; nothing here is the API.
+ *
+ * `node test/bench/edge-floor-app.ts` with DATABASE_URL and PORT; started by test/bench/edge.ts.
+ */
+import Router from '@koa/router';
+import Koa from 'koa';
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { createDb } from '../../db/postgres/knex.ts';
+import * as bookings from '../../db/queries/bookings.ts';
+import * as holds from '../../db/queries/holds.ts';
+import { KeyAuthenticator } from '../../db/queries/key-authenticator.ts';
+import { hashApiKey } from '../../db/rules/api-key.ts';
+
+const db = createDb(process.env.DATABASE_URL!, { poolMax: Number(process.env.WEB_DATABASE_POOL_SIZE ?? 6) });
+const keys = new KeyAuthenticator(db);
+
+const Hold = z.object({
+  venue_id: z.uuid(),
+  resource_id: z.uuid(),
+  slot_start: z.iso.datetime({ offset: true }),
+  slot_duration_minutes: z.number().int().positive(),
+  idempotency_key: z.string().min(1).max(255),
+});
+const Confirm = z.object({
+  hold_id: z.uuid(),
+  payment_reference: z.string().min(1).max(255),
+  customer_name: z.string().min(1).max(255),
+  customer_phone: z.string().regex(/^[6-9]\d{9}$/),
+  idempotency_key: z.string().min(1).max(255),
+});
+
+type Ctx = Koa.ParameterizedContext<{ partnerId: string; text: string }>;
+
+/** Authenticates the request's key and reads its body; false when the key does not work. */
+async function admit(ctx: Ctx): Promise<boolean> {
+  const auth = await keys.authenticate(hashApiKey(ctx.get('x-api-key').toLowerCase()));
+  if (!auth?.allowed) {
+    ctx.status = auth ? 429 : 401;
+    return false;
+  }
+  ctx.state.partnerId = auth.partnerId;
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+  ctx.state.text = Buffer.concat(chunks).toString('utf8');
+  return true;
+}
+
+const fingerprintOf = (text: string) => createHash('sha256').update(text).digest('hex');
+
+const router = new Router<{ partnerId: string; text: string }>();
+router.get('/health', (ctx) => {
+  ctx.body = { status: 'ok' };
+});
+router.post('/api/v1/bookings/hold', async (ctx) => {
+  if (!(await admit(ctx))) return;
+  const body = Hold.parse(JSON.parse(ctx.state.text));
+  const outcome = await holds
+    .place(db, {
+      partnerId: ctx.state.partnerId,
+      idempotencyKey: body.idempotency_key,
+      fingerprint: fingerprintOf(ctx.state.text),
+      venueId: body.venue_id,
+      resourceId: body.resource_id,
+      slotStart: new Date(body.slot_start),
+      durationMinutes: body.slot_duration_minutes,
+      customerPhone: null,
+    })
+    .catch(() => undefined);
+  if (!outcome) {
+    ctx.status = 409;
+    return;
+  }
+  const hold = outcome.result as Record<string, unknown>;
+  ctx.status = 201;
+  ctx.body = { hold_id: hold.id, ...hold };
+});
+router.post('/api/v1/bookings/confirm', async (ctx) => {
+  if (!(await admit(ctx))) return;
+  const body = Confirm.parse(JSON.parse(ctx.state.text));
+  const outcome = await bookings
+    .confirm(db, {
+      partnerId: ctx.state.partnerId,
+      idempotencyKey: body.idempotency_key,
+      fingerprint: fingerprintOf(ctx.state.text),
+      holdId: body.hold_id,
+      paymentReference: body.payment_reference,
+      customerName: body.customer_name,
+      customerPhone: `+91${body.customer_phone}`,
+      customerEmail: null,
+      usePackageCredit: null,
+    })
+    .catch(() => undefined);
+  if (!outcome) {
+    ctx.status = 409;
+    return;
+  }
+  ctx.status = 201;
+  ctx.body = outcome.result;
+});
+
+const app = new Koa<{ partnerId: string; text: string }>();
+app.use(router.routes());
+const server = app.listen(Number(process.env.PORT), '127.0.0.1');
+process.on('SIGTERM', () => {
+  server.close();
+  server.closeAllConnections();
+  void db.destroy().then(() => process.exit(0));
+});
