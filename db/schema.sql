@@ -1904,11 +1904,13 @@ $function$;
 CREATE OR REPLACE FUNCTION public.record_windows_changed(p_hold_ids uuid[])
  RETURNS void
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 begin
   perform record_availability_change(h.venue_id, array_agg(h.resource_id order by h.id),
                                      array_agg(tstzrange(h.slot_start, h.slot_end) order by h.id))
-     from holds h where h.id = any (p_hold_ids)
+     from (select distinct id from unnest(p_hold_ids) id) u
+    cross join lateral (select * from holds h where h.id = u.id limit 1) h
     group by h.venue_id;
 end
 $function$;

@@ -34,16 +34,23 @@ $$;
 -- record_windows_changed(holds): the availability change of the windows of these holds (or of their
 -- bookings), at one venue: the change a confirm or a release records.
 --
--- Planned on every call, on purpose: a generic plan (plan_cache_mode, as some functions here
--- run) saves 0.05 ms of planning per confirm, but for `id = any(array)` it is a sequential scan
--- of holds, fixed on a connection's first call, while the table is small. The shared harness
--- measured PostgreSQL's CPU per hold → confirm cycle 2.33 → 2.55 ms with it (docs/BENCHMARKS.md).
+-- On a generic plan (as the functions that run on every hold and confirm are), so that a confirm
+-- does not plan this statement afresh (0.06 ms a confirm, `pg_stat_statements` with
+-- `track_planning`). The holds are looked up one id at a time (a lateral subquery with `limit 1`):
+-- a generic plan of `id = any(array)` cannot know the array holds one id, and is a sequential scan
+-- of holds while the table is small, kept on that connection as it grows (the shared harness
+-- measured PostgreSQL's CPU per cycle 2.33 → 2.55 ms with that plan). Looked up by id, the plan is
+-- an index scan of holds' primary key for every size of the table (`EXPLAIN` on an empty database
+-- and after a load run alike).
 create or replace function record_windows_changed(p_hold_ids uuid[]) returns void
-language plpgsql as $$
+language plpgsql
+set plan_cache_mode = force_generic_plan
+as $$
 begin
   perform record_availability_change(h.venue_id, array_agg(h.resource_id order by h.id),
                                      array_agg(tstzrange(h.slot_start, h.slot_end) order by h.id))
-     from holds h where h.id = any (p_hold_ids)
+     from (select distinct id from unnest(p_hold_ids) id) u
+    cross join lateral (select * from holds h where h.id = u.id limit 1) h
     group by h.venue_id;
 end
 $$;
