@@ -1,7 +1,7 @@
 -- record_event(type, venue, partner, hold, booking, slot, details, trace) and record_events(type,
 -- drafts, trace): the one way events are recorded, from SQL and TypeScript alike
--- (db/rules/events.ts): the rows, and their publication (publish_event(), publish_events()), in the
--- caller's transaction, so an event exists if and only if its change committed, and every event has
+-- (db/rules/events.ts): the rows, and their deliveries (to event_recipients()), in the caller's
+-- transaction, so an event exists if and only if its change committed, and every event has
 -- its deliveries. `p_trace` (the request's or job's, as JSON) is set for the rest of the transaction
 -- first: the deliveries and the jobs sent after carry it. Partners see an event as
 -- db/rules/event-payload.ts shapes it.
