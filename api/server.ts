@@ -75,10 +75,18 @@ function connections(server: Server): Promise<number> {
 
 /** Answers a request Node could not parse with the spec's error body, then closes the connection. */
 function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+  // The rest of a request already answered (its body, arriving after the headers that failed) fails
+  // to parse again, chunk by chunk. Destroying the socket then would reset the connection, and a
+  // client still sending would lose the answer waiting in its buffer: the bytes are read and
+  // dropped instead until the client closes, or LINGER_MS after the answer (a lingering close).
+  if (answered.has(socket)) return;
   if (!socket.writable || err.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
+  answered.add(socket);
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(linger));
   const refusal =
     err.code === 'HPE_HEADER_OVERFLOW'
       ? new HeadersTooLargeError()
@@ -106,6 +114,11 @@ function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, s
       text,
   );
 }
+
+/** Connections answered by answerUnparsable(), whose further bytes are read and dropped. */
+const answered = new WeakSet<Duplex>();
+/** How long such a connection stays open for the client to finish sending and read the answer. */
+const LINGER_MS = 5_000;
 
 /** The client's X-Request-Id, when the bytes Node read carry a safe one (echoed as usual). */
 function sentRequestId(raw: Buffer | undefined): string | undefined {
