@@ -1726,15 +1726,7 @@ CREATE OR REPLACE FUNCTION public.publish_event(p_event_id uuid)
  LANGUAGE plpgsql
 AS $function$
 begin
-  insert into webhook_deliveries (event_id, subscription_id, partner_id, next_attempt_id, next_attempt_at, trace)
-  select e.id, s.subscription_id, s.partner_id, gen_random_uuid(), now(), nullif(current_setting('booking.trace', true), '')
-    from events e
-   cross join lateral event_recipients(e.venue_id, e.event_type) s
-   where e.id = p_event_id
-  on conflict (event_id, subscription_id) do nothing;
-  if found then
-    perform pg_notify('webhook_attempts_due', '');
-  end if;
+  perform publish_events(array[p_event_id]);
 end
 $function$;
 
@@ -1838,7 +1830,7 @@ begin
   if p_trace is not null then
     perform set_config('booking.trace', p_trace, true);
   end if;
-  -- publish_event()'s insert, written here for the event just recorded: calling it cost ~16 µs an
+  -- publish_events()'s insert, written here for the event just recorded: calling it cost ~16 µs an
   -- event more (pgbench, one client), twice in every hold → confirm cycle.
   with recorded as (
     insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)

@@ -27,7 +27,7 @@ begin
   if p_trace is not null then
     perform set_config('booking.trace', p_trace, true);
   end if;
-  -- publish_event()'s insert, written here for the event just recorded: calling it cost ~16 µs an
+  -- publish_events()'s insert, written here for the event just recorded: calling it cost ~16 µs an
   -- event more (pgbench, one client), twice in every hold → confirm cycle.
   with recorded as (
     insert into events (event_type, venue_id, partner_id, hold_id, booking_id, slot_id, details)

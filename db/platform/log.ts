@@ -74,7 +74,7 @@ function batchedStdout(): DestinationStream & { flush(cb?: (err?: Error) => void
     write(line: string) {
       waiting += Buffer.byteLength(line);
       boom.write(line);
-      if (waiting > 0) linger();
+      linger();
     },
     flush: (cb) => boom.flush(cb),
     flushSync: () => boom.flushSync(),

@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { createDb } from '../../db/postgres/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
+import type { DatabaseWrite } from '../../db/queries/database-write.ts';
 import * as holds from '../../db/queries/holds.ts';
 import { KeyAuthenticator } from '../../db/queries/key-authenticator.ts';
 import { hashApiKey } from '../../db/rules/api-key.ts';
@@ -56,56 +57,68 @@ async function admit(ctx: Ctx): Promise<boolean> {
 
 const fingerprintOf = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/**
+ * A write route: the key admitted, the body read and checked by `schema`, the statement run; 201
+ * with the database's result as `present` shapes it, 409 for any refusal.
+ */
+function writeRoute<T>(
+  schema: z.ZodType<T>,
+  run: (body: T, partnerId: string, fingerprint: string) => Promise<DatabaseWrite>,
+  present: (result: Record<string, unknown>) => unknown = (result) => result,
+) {
+  return async (ctx: Ctx) => {
+    if (!(await admit(ctx))) return;
+    const body = schema.parse(JSON.parse(ctx.state.text));
+    const outcome = await run(body, ctx.state.partnerId, fingerprintOf(ctx.state.text)).catch(
+      () => undefined,
+    );
+    if (!outcome) {
+      ctx.status = 409;
+      return;
+    }
+    ctx.status = 201;
+    ctx.body = present(outcome.result as Record<string, unknown>);
+  };
+}
+
 const router = new Router<{ partnerId: string; text: string }>();
 router.get('/health', (ctx) => {
   ctx.body = { status: 'ok' };
 });
-router.post('/api/v1/bookings/hold', async (ctx) => {
-  if (!(await admit(ctx))) return;
-  const body = Hold.parse(JSON.parse(ctx.state.text));
-  const outcome = await holds
-    .place(db, {
-      partnerId: ctx.state.partnerId,
+router.post(
+  '/api/v1/bookings/hold',
+  writeRoute(
+    Hold,
+    (body, partnerId, fingerprint) =>
+      holds.place(db, {
+        partnerId,
+        idempotencyKey: body.idempotency_key,
+        fingerprint,
+        venueId: body.venue_id,
+        resourceId: body.resource_id,
+        slotStart: new Date(body.slot_start),
+        durationMinutes: body.slot_duration_minutes,
+        customerPhone: null,
+      }),
+    (hold) => ({ hold_id: hold.id, ...hold }),
+  ),
+);
+router.post(
+  '/api/v1/bookings/confirm',
+  writeRoute(Confirm, (body, partnerId, fingerprint) =>
+    bookings.confirm(db, {
+      partnerId,
       idempotencyKey: body.idempotency_key,
-      fingerprint: fingerprintOf(ctx.state.text),
-      venueId: body.venue_id,
-      resourceId: body.resource_id,
-      slotStart: new Date(body.slot_start),
-      durationMinutes: body.slot_duration_minutes,
-      customerPhone: null,
-    })
-    .catch(() => undefined);
-  if (!outcome) {
-    ctx.status = 409;
-    return;
-  }
-  const hold = outcome.result as Record<string, unknown>;
-  ctx.status = 201;
-  ctx.body = { hold_id: hold.id, ...hold };
-});
-router.post('/api/v1/bookings/confirm', async (ctx) => {
-  if (!(await admit(ctx))) return;
-  const body = Confirm.parse(JSON.parse(ctx.state.text));
-  const outcome = await bookings
-    .confirm(db, {
-      partnerId: ctx.state.partnerId,
-      idempotencyKey: body.idempotency_key,
-      fingerprint: fingerprintOf(ctx.state.text),
+      fingerprint,
       holdId: body.hold_id,
       paymentReference: body.payment_reference,
       customerName: body.customer_name,
       customerPhone: `+91${body.customer_phone}`,
       customerEmail: null,
       usePackageCredit: null,
-    })
-    .catch(() => undefined);
-  if (!outcome) {
-    ctx.status = 409;
-    return;
-  }
-  ctx.status = 201;
-  ctx.body = outcome.result;
-});
+    }),
+  ),
+);
 
 const app = new Koa<{ partnerId: string; text: string }>();
 app.use(router.routes());
