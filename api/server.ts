@@ -95,7 +95,7 @@ function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, s
         : new ValidationError(
             [
               {
-                field: '',
+                field: refusedHeader(err.rawPacket) ?? '',
                 message: 'a header or the request line has a character HTTP does not allow',
                 in: 'header',
               },
@@ -119,6 +119,20 @@ function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, s
 const answered = new WeakSet<Duplex>();
 /** How long such a connection stays open for the client to finish sending and read the answer. */
 const LINGER_MS = 5_000;
+
+/**
+ * The name of the first header whose line holds a character HTTP does not allow (U+0000 and the
+ * other controls but tab), as the error's `details[].field` names it (CONTRACT.md: a U+0000 in a
+ * header is refused naming the field); undefined when the request line is at fault or the bytes
+ * Node read do not show it.
+ */
+function refusedHeader(raw: Buffer | undefined): string | undefined {
+  const lines = raw?.toString('latin1').split(/\r?\n/).slice(1) ?? [];
+  // eslint-disable-next-line no-control-regex -- control characters are what this looks for
+  const line = lines.find((text) => /[\x00-\x08\x0a-\x1f\x7f]/.test(text));
+  const name = line === undefined ? undefined : /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):/.exec(line)?.[1];
+  return name?.toLowerCase();
+}
 
 /** The client's X-Request-Id, when the bytes Node read carry a safe one (echoed as usual). */
 function sentRequestId(raw: Buffer | undefined): string | undefined {

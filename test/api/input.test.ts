@@ -289,6 +289,19 @@ test('a request refused for its headers is answered even while its body is still
   });
 });
 
+test('a U+0000 in a header that Node refuses to parse is named in the error', async (t) => {
+  for (const header of ['x-api-key', 'X-Custom-Note']) {
+    const res = await raw(
+      `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\n${header}: ab\u0000cd\r\nConnection: close\r\n\r\n`,
+    );
+    t.is(res.status, 400);
+    t.like(JSON.parse(res.body), {
+      error: 'VALIDATION_ERROR',
+      details: [{ field: header.toLowerCase(), in: 'header' }],
+    });
+  }
+});
+
 test('x-api-key sent twice is 401, even with one valid key twice', async (t) => {
   const res = await raw(
     `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
