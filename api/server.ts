@@ -9,19 +9,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, STATUS_CODES, type Server } from 'node:http';
-import { Server as NetServer } from 'node:net';
+import { createServer, IncomingMessage, ServerResponse, STATUS_CODES, type Server } from 'node:http';
+import { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { App } from './app.ts';
-import {
-  HeadersTooLargeError,
-  RequestTimeoutError,
-  ValidationError,
-  type DomainErrorClass,
-} from './errors.ts';
+import { HeadersTooLargeError, RequestTimeoutError, type DomainErrorClass } from './errors.ts';
 import { errorBody, statusOf } from './middleware/errors.ts';
-import { SAFE_REQUEST_ID } from './middleware/request-id.ts';
+import { markUnreadableHeader, unreadableHeaderError } from './middleware/unreadable-header.ts';
+import { readRefusedHead, refusedHeader, sentRequestId, type RefusedHead } from './refused-head.ts';
 
 /** A client must send a whole request within this (slow-loris protection), headers within the next. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -32,7 +28,9 @@ export async function listen(app: App, port: number, host: string): Promise<Serv
   const handle = app.callback();
   const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => void handle(req, res));
   server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerUnparsable(err, socket));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) =>
+    answerUnparsable(err, socket, handle),
+  );
   server.listen(port, host);
   await once(server, 'listening');
   return server;
@@ -73,8 +71,19 @@ function connections(server: Server): Promise<number> {
   return new Promise((resolve) => server.getConnections((err, count) => resolve(err ? 0 : count)));
 }
 
-/** Answers a request Node could not parse with the spec's error body, then closes the connection. */
-function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+/** What Koa's `app.callback()` returns: the app as a request listener. */
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/**
+ * Answers a request Node could not parse with the spec's error body, then closes the connection.
+ * One refused for a header (a U+0000 or another control character in it) whose whole head Node
+ * read is replayed through the app instead, so authentication and the rate limit judge it first.
+ */
+function answerUnparsable(
+  err: NodeJS.ErrnoException & { rawPacket?: Buffer },
+  socket: Duplex,
+  handle: Handler,
+): void {
   // The rest of a request already answered (its body, arriving after the headers that failed) fails
   // to parse again, chunk by chunk. Destroying the socket then would reset the connection, and a
   // client still sending would lose the answer waiting in its buffer: the bytes are read and
@@ -85,23 +94,19 @@ function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, s
     return;
   }
   answered.add(socket);
-  const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
-  socket.once('close', () => clearTimeout(linger));
+  const head = err.code === 'HPE_INVALID_HEADER_TOKEN' ? readRefusedHead(err.rawPacket) : undefined;
+  // A key holding the refused character cannot be read, let alone authenticated: refused as it is.
+  // A request still answering on the same connection (pipelining) keeps the socket to itself.
+  if (head && head.refused !== 'x-api-key' && socket instanceof Socket && !responding(socket)) {
+    replay(head, socket, handle);
+    return;
+  }
   const refusal =
     err.code === 'HPE_HEADER_OVERFLOW'
       ? new HeadersTooLargeError()
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new RequestTimeoutError()
-        : new ValidationError(
-            [
-              {
-                field: refusedHeader(err.rawPacket) ?? '',
-                message: 'a header or the request line has a character HTTP does not allow',
-                in: 'header',
-              },
-            ],
-            'The request is not valid HTTP; see details.',
-          );
+        : unreadableHeaderError(refusedHeader(err.rawPacket) ?? '');
   const status = statusOf(refusal.constructor as DomainErrorClass);
   const requestId = sentRequestId(err.rawPacket) ?? randomUUID();
   const text = JSON.stringify(errorBody(refusal, requestId));
@@ -113,6 +118,44 @@ function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, s
       'Connection: close\r\n\r\n' +
       text,
   );
+  linger(socket);
+}
+
+/**
+ * Runs a refused request through the app as Node would have, had it parsed: the head read from
+ * the bytes, no body (what follows the head fails to parse and is dropped), marked with the refused
+ * header, which the app refuses right after the key and the rate limit (unreadable-header.ts).
+ * The answer closes the connection.
+ */
+function replay(head: RefusedHead, socket: Socket, handle: Handler): void {
+  const req = new IncomingMessage(socket);
+  req.method = head.method;
+  req.url = head.url;
+  req.httpVersion = `1.${head.minorVersion}`;
+  req.httpVersionMajor = 1;
+  req.httpVersionMinor = head.minorVersion;
+  req.rawHeaders = head.rawHeaders;
+  req.headers = head.headers;
+  req.push(null);
+  req.complete = true;
+  markUnreadableHeader(req, head.refused);
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket);
+  // The app always answers (its errors middleware); should it not, the connection is not kept.
+  const cutOff = setTimeout(() => socket.destroy(), REQUEST_TIMEOUT_MS).unref();
+  socket.once('close', () => clearTimeout(cutOff));
+  res.once('finish', () => {
+    res.detachSocket(socket);
+    socket.end();
+    linger(socket);
+  });
+  void handle(req, res);
+}
+
+/** Whether a response of an earlier request on `socket` is still being written. */
+function responding(socket: Socket): boolean {
+  return (socket as Socket & { _httpMessage?: unknown })._httpMessage != null;
 }
 
 /** Connections answered by answerUnparsable(), whose further bytes are read and dropped. */
@@ -120,22 +163,7 @@ const answered = new WeakSet<Duplex>();
 /** How long such a connection stays open for the client to finish sending and read the answer. */
 const LINGER_MS = 5_000;
 
-/**
- * The name of the first header whose line holds a character HTTP does not allow (U+0000 and the
- * other controls but tab), as the error's `details[].field` names it (CONTRACT.md: a U+0000 in a
- * header is refused naming the field); undefined when the request line is at fault or the bytes
- * Node read do not show it.
- */
-function refusedHeader(raw: Buffer | undefined): string | undefined {
-  const lines = raw?.toString('latin1').split(/\r?\n/).slice(1) ?? [];
-  // eslint-disable-next-line no-control-regex -- control characters are what this looks for
-  const line = lines.find((text) => /[\x00-\x08\x0a-\x1f\x7f]/.test(text));
-  const name = line === undefined ? undefined : /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):/.exec(line)?.[1];
-  return name?.toLowerCase();
-}
-
-/** The client's X-Request-Id, when the bytes Node read carry a safe one (echoed as usual). */
-function sentRequestId(raw: Buffer | undefined): string | undefined {
-  const sent = raw && /^x-request-id:[ \t]*([^\r\n]*?)[ \t]*\r?$/im.exec(raw.toString('latin1'))?.[1];
-  return sent && SAFE_REQUEST_ID.test(sent) ? sent : undefined;
+function linger(socket: Duplex): void {
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(timer));
 }

@@ -19,7 +19,7 @@ import {
   type BookingWorld,
 } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
-import { makePackage } from '../helpers/factories.ts';
+import { makePackage, makePartner } from '../helpers/factories.ts';
 import { call, useTestServer } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';
 import { join } from '../helpers/waitlist.ts';
@@ -235,7 +235,9 @@ function raw(request: string): Promise<{ status: number; headers: string; body: 
       resolve({ status: Number(head.split(' ')[1]), headers: head, body });
     });
     socket.on('error', reject);
-    socket.end(request, 'latin1');
+    // Without closing its side: Node takes a client's FIN for an abort (nginx does too), and an
+    // answer that waits on the database would never come. The server closes after answering.
+    socket.write(request, 'latin1');
   });
 }
 
@@ -292,7 +294,8 @@ test('a request refused for its headers is answered even while its body is still
 test('a U+0000 in a header that Node refuses to parse is named in the error', async (t) => {
   for (const header of ['x-api-key', 'X-Custom-Note']) {
     const res = await raw(
-      `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\n${header}: ab\u0000cd\r\nConnection: close\r\n\r\n`,
+      `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\r\n` +
+        `${header}: ab\u0000cd\r\nConnection: close\r\n\r\n`,
     );
     t.is(res.status, 400);
     t.like(JSON.parse(res.body), {
@@ -300,6 +303,87 @@ test('a U+0000 in a header that Node refuses to parse is named in the error', as
       details: [{ field: header.toLowerCase(), in: 'header' }],
     });
   }
+});
+
+test('a header Node refuses is judged after the key and the rate limit, like any invalid input', async (t) => {
+  // CONTRACT.md: validation, U+0000 included, runs after authentication and the rate limit, so a
+  // valid key hears its rate-limit headers (its request is counted) and a missing one hears 401.
+  const { apiKey } = await makePartner(database().db, { rateLimit: 3 });
+  const venues = (headers: string) =>
+    raw(`GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`);
+  const noted = `X-Request-Id: trace-nul\r\nX-Note: a\u0000b\r\n`;
+
+  const first = await venues(`x-api-key: ${apiKey}\r\n${noted}`);
+  t.is(first.status, 400);
+  t.regex(first.headers, /x-ratelimit-limit: 3\r\n/i);
+  t.regex(first.headers, /x-ratelimit-remaining: 2\r\n/i);
+  t.regex(first.headers, /x-request-id: trace-nul\r\n/i);
+  t.regex(first.headers, /connection: close/i);
+  t.like(JSON.parse(first.body), {
+    error: 'VALIDATION_ERROR',
+    request_id: 'trace-nul',
+    details: [{ field: 'x-note', in: 'header' }],
+  });
+  // A control character other than U+0000 (Node refuses those too), in an upper-case name.
+  const second = await venues(`x-api-key: ${apiKey}\r\nX-OTHER-Note: a\u0007b\r\n`);
+  t.is(second.status, 400);
+  t.regex(second.headers, /x-ratelimit-remaining: 1\r\n/i);
+  t.like(JSON.parse(second.body), { details: [{ field: 'x-other-note', in: 'header' }] });
+  await venues(`x-api-key: ${apiKey}\r\n${noted}`);
+  const over = await venues(`x-api-key: ${apiKey}\r\n${noted}`);
+  t.is(over.status, 429);
+  t.regex(over.headers, /retry-after: \d+\r\n/i);
+  t.is(JSON.parse(over.body).error, 'RATE_LIMIT_EXCEEDED');
+
+  for (const keys of [
+    '',
+    'x-api-key: ' + 'f'.repeat(64) + '\r\n',
+    `x-api-key: ${world.apiKey}\r\n`.repeat(2),
+  ]) {
+    const anonymous = await venues(keys + noted);
+    t.is(anonymous.status, 401, keys);
+    t.false(/x-ratelimit/i.test(anonymous.headers));
+    t.is(JSON.parse(anonymous.body).error, 'UNAUTHORIZED');
+  }
+  // A route that needs no key refuses the header at once; an unknown path is 404 as always.
+  const health = await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Note: a\u0000b\r\n\r\n`);
+  t.is(health.status, 400);
+  t.like(JSON.parse(health.body), { details: [{ field: 'x-note', in: 'header' }] });
+  const unknown = await raw(`GET /api/v1/nowhere HTTP/1.1\r\nHost: x\r\nX-Note: a\u0000b\r\n\r\n`);
+  t.is(unknown.status, 404);
+});
+
+test('a write whose header Node refuses is answered after its key, its body left unread', async (t) => {
+  const { port, hostname } = new URL(server().url);
+  const body = JSON.stringify({ venue_id: world.venueId, filler: 'x'.repeat(60_000) });
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let data = '';
+    socket.pause();
+    socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
+    socket.on('end', () => resolve(data));
+    socket.on('error', (err) => reject(new Error(`${err.message} after ${data.length} bytes`)));
+    socket.write(
+      `POST /api/v1/bookings/hold HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\r\n` +
+        `Idempotency-Key: k\u0000y\r\ncontent-type: application/json\r\n` +
+        `content-length: ${body.length}\r\n\r\n${body.slice(0, 1000)}`,
+    );
+    void (async () => {
+      for (let i = 1000; i < body.length; i += 10_000) {
+        socket.write(body.slice(i, i + 10_000));
+        await sleep(20);
+      }
+      await sleep(100);
+      socket.resume();
+    })();
+  });
+  const [head = '', text = ''] = answer.split('\r\n\r\n');
+  t.regex(head, /^HTTP\/1\.1 400 /);
+  t.regex(head, /x-ratelimit-remaining: \d+\r\n/i);
+  t.like(JSON.parse(text), {
+    error: 'VALIDATION_ERROR',
+    details: [{ field: 'idempotency-key', in: 'header' }],
+  });
 });
 
 test('x-api-key sent twice is 401, even with one valid key twice', async (t) => {

@@ -1,0 +1,84 @@
+/**
+ * Reading a request head that Node's parser refused, from the bytes it hands over with the error
+ * (`rawPacket`: the chunk it was parsing). Node refuses a header holding a character HTTP does not
+ * allow (U+0000 and the other controls but tab) before any middleware sees the request; what is
+ * read here lets server.ts still judge such a request the way the app judges every other one.
+ */
+import { SAFE_REQUEST_ID } from './middleware/request-id.ts';
+
+/** A refused request's head, read leniently: enough to authenticate it and refuse it properly. */
+export interface RefusedHead {
+  method: string;
+  url: string;
+  /** HTTP/1.0 or HTTP/1.1. */
+  minorVersion: 0 | 1;
+  /** Names and values alternately, as `IncomingMessage.rawHeaders`; unreadable lines left out. */
+  rawHeaders: string[];
+  /** Lower-cased names, duplicates joined with `, ` as Node joins them (so two keys stay two). */
+  headers: Record<string, string>;
+  /** The refused header's name, lower-cased; '' when its line has no readable name. */
+  refused: string;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([!-~]+) HTTP\/1\.([01])$/;
+// eslint-disable-next-line no-control-regex -- control characters are what this looks for
+const REFUSED_CHARACTER = /[\x00-\x08\x0a-\x1f\x7f]/;
+
+/**
+ * The head in `raw` when all of it is there (request line through the empty line) and one of its
+ * header lines holds a refused character; undefined otherwise (the request line is at fault, or
+ * the head began or ended in another chunk than the one Node read last).
+ */
+export function readRefusedHead(raw: Buffer | undefined): RefusedHead | undefined {
+  const text = raw?.toString('latin1') ?? '';
+  const end = /\r?\n\r?\n/.exec(text);
+  if (!end) return undefined;
+  const [requestLine = '', ...lines] = text.slice(0, end.index).split(/\r?\n/);
+  const request = REQUEST_LINE.exec(requestLine);
+  if (!request) return undefined;
+  const refusedLine = lines.find((line) => REFUSED_CHARACTER.test(line));
+  if (refusedLine === undefined) return undefined;
+  const rawHeaders: string[] = [];
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    const name = line.slice(0, colon);
+    if (colon < 1 || !TOKEN.test(name)) continue;
+    const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, '');
+    rawHeaders.push(name, value);
+    const key = name.toLowerCase();
+    headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
+  }
+  const minorVersion = request[3] === '0' ? 0 : 1;
+  return {
+    method: request[1]!,
+    url: request[2]!,
+    minorVersion,
+    rawHeaders,
+    headers,
+    refused: nameOf(refusedLine),
+  };
+}
+
+/**
+ * The name of the first header whose line holds a refused character (CONTRACT.md: a U+0000 in a
+ * header is refused naming the field); undefined when the request line is at fault or the bytes
+ * Node read do not show it.
+ */
+export function refusedHeader(raw: Buffer | undefined): string | undefined {
+  const lines = raw?.toString('latin1').split(/\r?\n/).slice(1) ?? [];
+  const line = lines.find((text) => REFUSED_CHARACTER.test(text));
+  return line === undefined ? undefined : nameOf(line) || undefined;
+}
+
+/** The client's X-Request-Id, when the bytes Node read carry a safe one (echoed as usual). */
+export function sentRequestId(raw: Buffer | undefined): string | undefined {
+  const sent = raw && /^x-request-id:[ \t]*([^\r\n]*?)[ \t]*\r?$/im.exec(raw.toString('latin1'))?.[1];
+  return sent && SAFE_REQUEST_ID.test(sent) ? sent : undefined;
+}
+
+/** A header line's name, lower-cased, or '' when the line has none HTTP would accept. */
+function nameOf(line: string): string {
+  return /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):/.exec(line)?.[1]?.toLowerCase() ?? '';
+}
