@@ -2,7 +2,7 @@
  * The Koa app. The middleware order is fixed here and only here:
  *   in flight → request id → request log → errors → router → not found
  * and, inside each declared route:
- *   authenticate → rate limit (keyed routes) → unreadable header → JSON body (routes with one)
+ *   authenticate → rate limit (keyed routes) → HTTP headers → JSON body (routes with one)
  *   → validate → handler.
  * Authentication runs per route, so unknown paths answer 404 whether or not a key was sent, and
  * unauthenticated requests are neither parsed nor counted against any key. A valid key sent to an
@@ -20,7 +20,7 @@ import { jsonBody } from './middleware/json-body.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
-import { unreadableHeader } from './middleware/unreadable-header.ts';
+import { httpHeaders } from './middleware/http-headers.ts';
 import { asValidationError, validateInput } from './middleware/validate.ts';
 import { API_PREFIX, EventStream, TypedBytes, type Route } from './route.ts';
 import { unserved, type Metrics } from '../db/platform/metrics.ts';
@@ -51,7 +51,7 @@ export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): A
   for (const route of routes) {
     const stack: AppMiddleware[] = [];
     if (route.auth) stack.push(authenticate(deps.db), rateLimit(metrics));
-    stack.push(unreadableHeader());
+    stack.push(httpHeaders());
     if (route.body) stack.push(jsonBody());
     stack.push(handle(route, { ...deps, streams }));
     const paths = [API_PREFIX + route.path.replace(/\{(\w+)\}/g, ':$1')];
@@ -148,6 +148,7 @@ function notFound(deps: AppDeps, metrics: Metrics): AppMiddleware {
         if (!(err instanceof UnauthenticatedError)) throw err;
       }
     }
-    throw new RouteNotFoundError(ctx.method, ctx.path);
+    // A CONNECT's target is an authority (`host:port`), which has no path.
+    throw new RouteNotFoundError(ctx.method, ctx.path ?? ctx.url);
   };
 }

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { App } from './app.ts';
 import { HeadersTooLargeError, RequestTimeoutError, type DomainErrorClass } from './errors.ts';
 import { errorBody, statusOf } from './middleware/errors.ts';
-import { markUnreadableHeader, unreadableHeaderError } from './middleware/unreadable-header.ts';
+import { markUnreadableHeader, unreadableHeaderError } from './middleware/http-headers.ts';
 import { readRefusedHead, refusedHeader, sentRequestId, type RefusedHead } from './refused-head.ts';
 
 /** A client must send a whole request within this (slow-loris protection), headers within the next. */
@@ -26,10 +26,21 @@ const HEADERS_TIMEOUT_MS = 20_000;
 /** Creates the server for `app` and listens on `port` (0: any free port) of `host`. */
 export async function listen(app: App, port: number, host: string): Promise<Server> {
   const handle = app.callback();
-  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => void handle(req, res));
+  // Node would answer a missing Host itself, with a bare 400: the app refuses it with the error body.
+  const options = { requestTimeout: REQUEST_TIMEOUT_MS, requireHostHeader: false };
+  const server = createServer(options, (req, res) => void handle(req, res));
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) =>
     answerUnparsable(err, socket, handle),
+  );
+  // What Node would otherwise answer on its own, or not at all, goes to the app like any request:
+  // an Expect other than 100-continue (Node: a bare 417) is ignored, as RFC 9110 allows, and a
+  // CONNECT (Node: the connection dropped unanswered) is a route the service does not have.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => void handle(req, res));
+  server.on('connect', (req: IncomingMessage, socket: Duplex) =>
+    socket instanceof Socket && !responding(socket)
+      ? answerThroughApp(req, socket, handle)
+      : socket.destroy(),
   );
   server.listen(port, host);
   await once(server, 'listening');
@@ -124,8 +135,7 @@ function answerUnparsable(
 /**
  * Runs a refused request through the app as Node would have, had it parsed: the head read from
  * the bytes, no body (what follows the head fails to parse and is dropped), marked with the refused
- * header, which the app refuses right after the key and the rate limit (unreadable-header.ts).
- * The answer closes the connection.
+ * header, which the app refuses right after the key and the rate limit (http-headers.ts).
  */
 function replay(head: RefusedHead, socket: Socket, handle: Handler): void {
   const req = new IncomingMessage(socket);
@@ -139,9 +149,18 @@ function replay(head: RefusedHead, socket: Socket, handle: Handler): void {
   req.push(null);
   req.complete = true;
   markUnreadableHeader(req, head.refused);
+  answerThroughApp(req, socket, handle);
+}
+
+/**
+ * Runs `req`, which Node will not answer itself, through the app on `socket`; the answer closes
+ * the connection. Whatever the client sends after the head is read and dropped meanwhile.
+ */
+function answerThroughApp(req: IncomingMessage, socket: Socket, handle: Handler): void {
   const res = new ServerResponse(req);
   res.shouldKeepAlive = false;
   res.assignSocket(socket);
+  socket.resume();
   // The app always answers (its errors middleware); should it not, the connection is not kept.
   const cutOff = setTimeout(() => socket.destroy(), REQUEST_TIMEOUT_MS).unref();
   socket.once('close', () => clearTimeout(cutOff));

@@ -264,7 +264,9 @@ export class StreamHub {
    * after its cursor, at the pace the client reads.
    */
   attach(rowId: string, start: StreamStart, req: IncomingMessage, res: ServerResponse): void {
-    if (this.stopping) {
+    // A HEAD has its headers and nothing more (Node drops a HEAD response's writes, so a stream
+    // would hold its place and never send a byte).
+    if (this.stopping || req.method === 'HEAD') {
       res.end();
       this.release(rowId);
       return;

@@ -210,6 +210,31 @@ test('five streams per partner across both web processes; the sixth is 429 STREA
   });
 });
 
+test('HEAD answers the stream headers at once and holds no place', async (t) => {
+  // Node drops a HEAD response's writes: a stream behind one sent nothing, not even its headers,
+  // and kept one of the partner's five places for as long as the client waited.
+  const { w } = await world();
+  for (let i = 0; i < 6; i++) {
+    const res = await fetch(`${web[i % 2]!.url}/api/v1/slots/availability/stream?venue_id=${w.venueId}`, {
+      method: 'HEAD',
+      headers: { 'x-api-key': w.apiKey },
+      signal: AbortSignal.timeout(5_000),
+    });
+    t.is(res.status, 200);
+    t.regex(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    t.is(await res.text(), '');
+  }
+  await waitFor(
+    async () =>
+      Number(
+        (await database().db('availability_streams').count().where({ partner_id: w.partnerId }))[0]!.count,
+      ) === 0,
+    { timeout: 5_000 },
+  );
+  for (let i = 0; i < 5; i++)
+    t.is((await open(t, web[i % 2]!, w.apiKey, { venue_id: w.venueId })).status, 200);
+});
+
 test('keep-alive comments fill silences of STREAM_KEEPALIVE_SECONDS, and only silences', async (t) => {
   const { w } = await world();
   const stream = await open(t, keepAlive, w.apiKey, { venue_id: w.venueId });

@@ -386,6 +386,32 @@ test('a write whose header Node refuses is answered after its key, its body left
   });
 });
 
+test('what Node would answer on its own goes through the API: no Host, two, an odd Expect, CONNECT', async (t) => {
+  const { apiKey } = await makePartner(database().db);
+  const venues = (head: string) =>
+    raw(`GET /api/v1/partner/venues HTTP/1.1\r\n${head}x-api-key: ${apiKey}\r\nConnection: close\r\n\r\n`);
+  // RFC 9112: an HTTP/1.1 request with no Host, or two, is 400 (Node's was bare, without the body).
+  for (const head of ['', 'Host: a\r\nHost: b\r\n']) {
+    const res = await venues(head);
+    t.is(res.status, 400, head);
+    t.regex(res.headers, /x-ratelimit-remaining: \d+\r\n/i);
+    t.like(JSON.parse(res.body), { error: 'VALIDATION_ERROR', details: [{ field: 'host', in: 'header' }] });
+  }
+  const http10 = await raw(`GET /api/v1/partner/venues HTTP/1.0\r\nx-api-key: ${apiKey}\r\n\r\n`);
+  t.is(http10.status, 200, 'HTTP/1.0 needs no Host');
+  // An expectation the service cannot meet is ignored (RFC 9110 allows it; Node answered a bare 417).
+  const teapot = await venues('Host: x\r\nExpect: teapot\r\n');
+  t.is(teapot.status, 200);
+  t.true(Array.isArray(JSON.parse(teapot.body).data));
+  // CONNECT: Node dropped the connection unanswered.
+  const tunnel = await raw(
+    `CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nx-api-key: ${apiKey}\r\n\r\n`,
+  );
+  t.is(tunnel.status, 404);
+  t.regex(tunnel.headers, /x-ratelimit-remaining: \d+\r\n/i);
+  t.like(JSON.parse(tunnel.body), { error: 'NOT_FOUND', message: 'No route CONNECT example.com:443.' });
+});
+
 test('x-api-key sent twice is 401, even with one valid key twice', async (t) => {
   const res = await raw(
     `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
