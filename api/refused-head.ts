@@ -26,22 +26,24 @@ const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([!-~]+) HTTP\/1\.([01])$/;
 const REFUSED_CHARACTER = /[\x00-\x08\x0a-\x1f\x7f]/;
 
 /**
- * The head in `raw` when all of it is there (request line through the empty line) and one of its
- * header lines holds a refused character; undefined otherwise (the request line is at fault, or
- * the head began or ended in another chunk than the one Node read last).
+ * The head in `raw` of the request that holds a refused character in a header line, when all of it
+ * is there (request line through the empty line); undefined otherwise (the request line is at
+ * fault, or the head began or ended in another chunk than the one Node read last). Requests
+ * pipelined before it may share the chunk: the head is found around its refused line.
  */
 export function readRefusedHead(raw: Buffer | undefined): RefusedHead | undefined {
-  const text = raw?.toString('latin1') ?? '';
-  const end = /\r?\n\r?\n/.exec(text);
-  if (!end) return undefined;
-  const [requestLine = '', ...lines] = text.slice(0, end.index).split(/\r?\n/);
-  const request = REQUEST_LINE.exec(requestLine);
-  if (!request) return undefined;
-  const refusedLine = lines.find((line) => REFUSED_CHARACTER.test(line));
-  if (refusedLine === undefined) return undefined;
+  const lines = (raw?.toString('latin1') ?? '').split(/\r?\n/);
+  const refusedAt = lines.findIndex((line, i) => i > 0 && REFUSED_CHARACTER.test(line));
+  if (refusedAt < 0) return undefined;
+  // Up to its request line, over header lines only; down to the empty line that ends the head.
+  let first = refusedAt - 1;
+  while (first > 0 && nameOf(lines[first]!) !== '' && !REQUEST_LINE.test(lines[first]!)) first--;
+  const request = REQUEST_LINE.exec(lines[first]!);
+  const end = lines.indexOf('', refusedAt);
+  if (!request || end < 0) return undefined;
   const rawHeaders: string[] = [];
   const headers: Record<string, string> = {};
-  for (const line of lines) {
+  for (const line of lines.slice(first + 1, end)) {
     const colon = line.indexOf(':');
     const name = line.slice(0, colon);
     if (colon < 1 || !TOKEN.test(name)) continue;
@@ -57,7 +59,7 @@ export function readRefusedHead(raw: Buffer | undefined): RefusedHead | undefine
     minorVersion,
     rawHeaders,
     headers,
-    refused: nameOf(refusedLine),
+    refused: nameOf(lines[refusedAt]!),
   };
 }
 

@@ -38,9 +38,9 @@ export async function listen(app: App, port: number, host: string): Promise<Serv
   // CONNECT (Node: the connection dropped unanswered) is a route the service does not have.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => void handle(req, res));
   server.on('connect', (req: IncomingMessage, socket: Duplex) =>
-    socket instanceof Socket && !responding(socket)
-      ? answerThroughApp(req, socket, handle)
-      : socket.destroy(),
+    afterResponses(socket, () =>
+      socket instanceof Socket ? answerThroughApp(req, socket, handle) : socket.destroy(),
+    ),
   );
   server.listen(port, host);
   await once(server, 'listening');
@@ -105,10 +105,15 @@ function answerUnparsable(
     return;
   }
   answered.add(socket);
+  // Requests pipelined before it are answered first, in order, as HTTP/1.1 requires.
+  afterResponses(socket, () => refuse(err, socket, handle));
+}
+
+/** The refusal itself, once no earlier response is being written on `socket`. */
+function refuse(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex, handle: Handler): void {
   const head = err.code === 'HPE_INVALID_HEADER_TOKEN' ? readRefusedHead(err.rawPacket) : undefined;
   // A key holding the refused character cannot be read, let alone authenticated: refused as it is.
-  // A request still answering on the same connection (pipelining) keeps the socket to itself.
-  if (head && head.refused !== 'x-api-key' && socket instanceof Socket && !responding(socket)) {
+  if (head && head.refused !== 'x-api-key' && socket instanceof Socket) {
     replay(head, socket, handle);
     return;
   }
@@ -172,9 +177,20 @@ function answerThroughApp(req: IncomingMessage, socket: Socket, handle: Handler)
   void handle(req, res);
 }
 
-/** Whether a response of an earlier request on `socket` is still being written. */
-function responding(socket: Socket): boolean {
-  return (socket as Socket & { _httpMessage?: unknown })._httpMessage != null;
+/**
+ * Runs `then` once no response of an earlier request is being written on `socket` (Node gives the
+ * socket to each pipelined request's response in turn); never when the connection ends first.
+ */
+function afterResponses(socket: Duplex, then: () => void): void {
+  const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!current) {
+    then();
+    return;
+  }
+  // Node's own 'finish' listener hands the socket to the next response; by setImmediate it has.
+  current.once('finish', () =>
+    setImmediate(() => (socket.writable ? afterResponses(socket, then) : socket.destroy())),
+  );
 }
 
 /** Connections answered by answerUnparsable(), whose further bytes are read and dropped. */

@@ -224,7 +224,7 @@ test('query integers are digits only', async (t) => {
 });
 
 /** Sends raw bytes (which fetch would refuse to send) and reads the whole answer. */
-function raw(request: string): Promise<{ status: number; headers: string; body: string }> {
+function raw(request: string): Promise<{ status: number; headers: string; body: string; raw: string }> {
   const { port, hostname } = new URL(server().url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -232,7 +232,7 @@ function raw(request: string): Promise<{ status: number; headers: string; body: 
     socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
     socket.on('end', () => {
       const [head = '', body = ''] = data.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), headers: head, body });
+      resolve({ status: Number(head.split(' ')[1]), headers: head, body, raw: data });
     });
     socket.on('error', reject);
     // Without closing its side: Node takes a client's FIN for an abort (nginx does too), and an
@@ -410,6 +410,24 @@ test('what Node would answer on its own goes through the API: no Host, two, an o
   t.is(tunnel.status, 404);
   t.regex(tunnel.headers, /x-ratelimit-remaining: \d+\r\n/i);
   t.like(JSON.parse(tunnel.body), { error: 'NOT_FOUND', message: 'No route CONNECT example.com:443.' });
+});
+
+test('a pipelined request Node refuses is answered after the requests before it, in order', async (t) => {
+  // HTTP/1.1 answers pipelined requests in order; the refusal was written at once, over (and
+  // ending the connection under) the answer still being made for the request before it.
+  const good = `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\r\n\r\n`;
+  for (const bad of [
+    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\r\nX-Note: a\u0000b\r\n\r\n`,
+    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: a\u0000b\r\n\r\n`,
+  ]) {
+    const res = await raw(good + good + bad);
+    const statuses = [...res.raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+    t.deepEqual(statuses, [200, 200, 400]);
+    const refusal = res.raw.slice(res.raw.lastIndexOf('HTTP/1.1 400'));
+    t.regex(refusal, /"error":"VALIDATION_ERROR"/);
+    // Read from the third request's own head: its key was judged (the second bad one has none).
+    t.is(/x-ratelimit-remaining: \d+/i.test(refusal), !bad.includes('x-api-key: a'));
+  }
 });
 
 test('x-api-key sent twice is 401, even with one valid key twice', async (t) => {
