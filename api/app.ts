@@ -121,13 +121,19 @@ function encoded(ctx: AppContext, body: TypedBytes): Buffer {
   return body.compressed[encoding];
 }
 
-/** The q-value `header` (Accept-Encoding) gives `coding`, or its `*`'s; 0 when neither is listed. */
+const QVALUE = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/;
+
+/**
+ * The q-value `header` (Accept-Encoding) gives `coding`, or its `*`'s; 0 when neither is listed.
+ * A q that is not one (RFC 9110 §12.4.2: 0 to 1, three decimals at most) counts as 0: a coding the
+ * client did not clearly accept is never sent.
+ */
 function quality(header: string, coding: string): number {
   let star = 0;
   for (const item of header.split(',')) {
     const [name = '', ...params] = item.trim().toLowerCase().split(';');
-    const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
-    const value = q === undefined ? 1 : Math.min(Number(q) || 0, 1);
+    const q = params.map((p) => /^\s*q=(\S*)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    const value = q === undefined ? 1 : QVALUE.test(q) ? Number(q) : 0;
     if (name.trim() === coding) return value;
     if (name.trim() === '*') star = value;
   }

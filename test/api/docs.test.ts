@@ -109,7 +109,16 @@ test('the document, the page and its script and stylesheet go compressed to a cl
       t.true(packed.body.length < plain.text.length, `${target}: smaller`);
       t.is(decode(packed.body).toString('utf8'), plain.text, `${target}: the same bytes once decoded`);
     }
-    t.is((await rawBytes(target, 'identity')).headers.get('content-encoding'), null);
+    // A coding refused (q=0) or given a q that is none (negative, over 1, not a number) is not sent.
+    for (const accept of [
+      'identity',
+      'br;q=0, gzip;q=0',
+      'br;q=abc, gzip;q=-1',
+      'br;q=0, *;q=2',
+      'gzip;q=1.5',
+    ]) {
+      t.is((await rawBytes(target, accept)).headers.get('content-encoding'), null, `${target} for ${accept}`);
+    }
   }
   // The icon is compressed already.
   t.is((await rawBytes('/docs-assets/favicon-32x32.png', 'br')).headers.get('content-encoding'), null);
