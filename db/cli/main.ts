@@ -36,16 +36,27 @@ export function parseCommandLine(argv: string[]): { command: Command; flags: Rec
       `${name ? `unknown command "${name}"` : 'no command given'}; commands: ${COMMANDS.map((c) => c.name).join(', ')}`,
     );
   }
-  let values: Record<string, unknown>;
+  const usage = `usage: ${command.name} ${command.usage}`;
+  let given: Record<string, string[] | undefined>;
   try {
+    // Every flag may come more than once here, so that a repeated one is refused below rather
+    // than the last value silently winning (`--venue A --venue B` names two venues).
     const options = Object.fromEntries(
-      Object.keys(command.flags.shape).map((flag) => [flag, { type: 'string' as const }]),
+      Object.keys(command.flags.shape).map((flag) => [flag, { type: 'string' as const, multiple: true }]),
     );
-    ({ values } = parseArgs({ args: rest, options, strict: true, allowPositionals: false }));
+    given = parseArgs({ args: rest, options, strict: true, allowPositionals: false }).values as Record<
+      string,
+      string[] | undefined
+    >;
   } catch (err) {
     // One line, as every refusal: node's message for `--days -1` spans three.
     const message = (err as Error).message.replace(/\s*\n\s*/g, ' ');
-    throw new UsageError(`${command.name}: ${message}; usage: ${command.name} ${command.usage}`);
+    throw new UsageError(`${command.name}: ${message}; ${usage}`);
+  }
+  const values: Record<string, string> = {};
+  for (const [flag, list = []] of Object.entries(given)) {
+    if (list.length > 1) throw new UsageError(`${command.name}: --${flag} given more than once; ${usage}`);
+    if (list.length === 1) values[flag] = list[0]!;
   }
   const parsed = command.flags.safeParse(values);
   if (!parsed.success) {
@@ -53,7 +64,7 @@ export function parseCommandLine(argv: string[]): { command: Command; flags: Rec
     const flag = issue.path.length ? `--${issue.path.map(String).join('.')}` : 'flags';
     const message =
       issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
-    throw new UsageError(`${command.name}: ${flag} ${message}; usage: ${command.name} ${command.usage}`);
+    throw new UsageError(`${command.name}: ${flag} ${message}; ${usage}`);
   }
   return { command, flags: parsed.data };
 }

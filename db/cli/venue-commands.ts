@@ -13,8 +13,18 @@ import * as grants from '../queries/venue-grants.ts';
 import * as venues from '../queries/venues.ts';
 import { CommandError, defineCommand, id, idList, mustExist, text, timeOfDay, weekdays } from './command.ts';
 
-/** Whether PostgreSQL (which computes every venue-local time) knows the time zone. */
+/**
+ * Whether the time zone is one PostgreSQL (which computes every venue-local time) knows by that
+ * exact name and one partners can use too: the API shows it, and a partner's Intl (ICU) refuses
+ * PostgreSQL's own extras (`localtime` and `posixrules`, which follow the database server's
+ * settings, `Factory`, the `posix/` copies).
+ */
 async function isKnownTimeZone(trx: Knex, name: string): Promise<boolean> {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name });
+  } catch {
+    return false;
+  }
   return Boolean(await trx('pg_timezone_names').where({ name }).first('name'));
 }
 
