@@ -74,9 +74,15 @@ export function refusedHeader(raw: Buffer | undefined): string | undefined {
   return line === undefined ? undefined : nameOf(line) || undefined;
 }
 
-/** The client's X-Request-Id, when the bytes Node read carry a safe one (echoed as usual). */
-export function sentRequestId(raw: Buffer | undefined): string | undefined {
-  const sent = raw && /^x-request-id:[ \t]*([^\r\n]*?)[ \t]*\r?$/im.exec(raw.toString('latin1'))?.[1];
+/**
+ * The client's X-Request-Id when it is a safe one (echoed as usual): the header's value, or the
+ * first such header in the bytes Node read.
+ */
+export function sentRequestId(from: string | Buffer | undefined): string | undefined {
+  const sent =
+    typeof from === 'string'
+      ? from
+      : from && /^x-request-id:[ \t]*([^\r\n]*?)[ \t]*\r?$/im.exec(from.toString('latin1'))?.[1];
   return sent && SAFE_REQUEST_ID.test(sent) ? sent : undefined;
 }
 

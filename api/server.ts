@@ -122,9 +122,10 @@ function refuse(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Dup
       ? new HeadersTooLargeError()
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new RequestTimeoutError()
-        : unreadableHeaderError(refusedHeader(err.rawPacket) ?? '');
+        : unreadableHeaderError(head?.refused ?? refusedHeader(err.rawPacket) ?? '');
   const status = statusOf(refusal.constructor as DomainErrorClass);
-  const requestId = sentRequestId(err.rawPacket) ?? randomUUID();
+  // From the refused request's own head when it was read (requests pipelined before it share the bytes).
+  const requestId = sentRequestId(head ? head.headers['x-request-id'] : err.rawPacket) ?? randomUUID();
   const text = JSON.stringify(errorBody(refusal, requestId));
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +

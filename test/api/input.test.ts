@@ -415,16 +415,17 @@ test('what Node would answer on its own goes through the API: no Host, two, an o
 test('a pipelined request Node refuses is answered after the requests before it, in order', async (t) => {
   // HTTP/1.1 answers pipelined requests in order; the refusal was written at once, over (and
   // ending the connection under) the answer still being made for the request before it.
-  const good = `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\r\n\r\n`;
+  const good = `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nX-Request-Id: good-1\r\nx-api-key: ${world.apiKey}\r\n\r\n`;
   for (const bad of [
-    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\r\nX-Note: a\u0000b\r\n\r\n`,
-    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: a\u0000b\r\n\r\n`,
+    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nX-Request-Id: bad-1\r\nx-api-key: ${world.apiKey}\r\nX-Note: a\u0000b\r\n\r\n`,
+    `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nX-Request-Id: bad-1\r\nx-api-key: a\u0000b\r\n\r\n`,
   ]) {
     const res = await raw(good + good + bad);
     const statuses = [...res.raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
     t.deepEqual(statuses, [200, 200, 400]);
     const refusal = res.raw.slice(res.raw.lastIndexOf('HTTP/1.1 400'));
     t.regex(refusal, /"error":"VALIDATION_ERROR"/);
+    t.regex(refusal, /x-request-id: bad-1\r\n/i, 'its own request id, not the first of the bytes');
     // Read from the third request's own head: its key was judged (the second bad one has none).
     t.is(/x-ratelimit-remaining: \d+/i.test(refusal), !bad.includes('x-api-key: a'));
   }
