@@ -101,7 +101,7 @@ export function queryInteger(min: number, max: number) {
 /**
  * An absolute http(s) URI as RFC 3986 writes it: ASCII only, no spaces, control characters or
  * lone surrogates (the WHATWG parser behind `new URL()` would silently strip or escape those), a
- * host, and no credentials.
+ * host, a port other than 0, and no credentials.
  */
 export function httpUrl(maxLength: number) {
   return storable(z.string().max(maxLength)).superRefine((value, ctx) => {
@@ -126,5 +126,7 @@ function urlProblem(value: string): string | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an absolute http(s) URL';
   if (!/^https?:\/\/[^/?#]/i.test(value) || !url.hostname) return 'must name a host';
   if (url.username || url.password) return 'must not carry credentials';
+  // Nothing listens on port 0: no delivery could ever connect (the URL parser accepts it).
+  if (url.port === '0') return 'must name a port from 1 to 65535';
   return undefined;
 }

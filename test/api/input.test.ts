@@ -182,7 +182,7 @@ test('dates and date-times: years 1900 to 9999 that exist; others are 400 naming
   }
 });
 
-test('endpoint_url must be an absolute http(s) URI: no spaces, controls, lone surrogates or credentials', async (t) => {
+test('endpoint_url must be an absolute http(s) URI: no spaces, controls, lone surrogates, credentials or port 0', async (t) => {
   for (const url of [
     ' https://partner.example.com/hooks',
     'https://partner.example.com/ho oks',
@@ -192,6 +192,9 @@ test('endpoint_url must be an absolute http(s) URI: no spaces, controls, lone su
     'https://exämple.com/hooks',
     'https://user:secret@partner.example.com/hooks',
     'https:partner.example.com/hooks',
+    'https://partner.example.com:0/hooks',
+    'https://partner.example.com:000/hooks',
+    'https://partner.example.com:65536/hooks',
     'ftp://partner.example.com/hooks',
     'https://partner.example.com/%zz',
     'not a url',
