@@ -28,6 +28,7 @@ function toRaw(request: FuzzRequest, requestId: string | undefined, world: World
   const headers: [string, string][] = [];
   for (const key of apiKeyHeaders(request, world)) headers.push(['x-api-key', key]);
   if (requestId !== undefined) headers.push(['x-request-id', requestId]);
+  if (request.header) headers.push([request.header[0], request.header[1]]);
   const body = bodyText(request.body);
   if (request.body.kind !== 'none' && request.body.contentType)
     headers.push(['content-type', request.body.contentType]);

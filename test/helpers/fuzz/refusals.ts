@@ -15,8 +15,9 @@ const BODY_LIMIT_BYTES = 64 * 1024;
  * Why this request must not succeed, or nothing: a value the document's schemas refuse (path and
  * query values decoded as Koa decodes them, the body parsed as JSON), a body that is absent, not
  * JSON, not application/json or over 64 KiB, a repeated query parameter, or — beyond what the
- * document can say — a string with U+0000 or a lone surrogate, or a date whose year is outside
- * 1900..9999. Fields documented as `{}` (accepted and ignored) are not looked into.
+ * document can say — a string with U+0000 or a lone surrogate, a date whose year is outside
+ * 1900..9999, or a header with a control character. Fields documented as `{}` (accepted and
+ * ignored) are not looked into.
  */
 export function refusals(document: OpenApiDocument, request: FuzzRequest): string[] {
   const op = request.operation;
@@ -46,6 +47,7 @@ export function refusals(document: OpenApiDocument, request: FuzzRequest): strin
     }
   }
   if (op.body) out.push(...bodyRefusals(document, op.body, request.body));
+  if (request.header) out.push(`header ${request.header[0]}: a character HTTP does not allow`);
   return out;
 }
 

@@ -10,7 +10,7 @@
  * required fields, unknown extra fields, bodies that are not objects, not JSON, not
  * `application/json` or over 64 KiB, repeated query parameters, malformed percent-escapes, and a
  * credential: the valid key mostly, else none, a wrong or malformed one, one with U+0000, the
- * valid one twice, or another partner's.
+ * valid one twice, or another partner's; and now and then a header with a control character.
  *
  * Every hostile choice is tagged (`body.slot_start:date-impossible`), so a failure names the input
  * shape behind it. Every choice lists its valid alternative first (with cross-shrinking), so
@@ -38,6 +38,24 @@ const credentialArbitrary: fc.Arbitrary<Credential> = fc.oneof(
   },
 );
 
+/**
+ * Now and then a header Node's parser refuses, which the service must judge after the key and the
+ * rate limit like any invalid input (CONTRACT.md's hardening answers): a U+0000 or another control
+ * character, in a header the operation ignores or in one it reads (the stream's Last-Event-ID).
+ */
+const unreadableHeaderArbitrary: fc.Arbitrary<readonly [string, string] | undefined> = fc.oneof(
+  { withCrossShrink: true },
+  { arbitrary: fc.constant(undefined), weight: 14 },
+  {
+    arbitrary: fc.constantFrom(
+      ['x-note', 'a\u0000b'] as const,
+      ['user-agent', 'fuzz\u0007'] as const,
+      ['last-event-id', '\u0000'] as const,
+    ),
+    weight: 1,
+  },
+);
+
 /** Requests for one operation: path, query, body and credential, mixing valid and hostile input. */
 export function requestArbitrary(
   document: OpenApiDocument,
@@ -57,19 +75,22 @@ export function requestArbitrary(
       body: bodyArbitrary(operation, ctx('body')),
       // Open operations get keys too: a key they ignore, or a header Node cannot parse.
       credential: credentialArbitrary,
+      header: unreadableHeaderArbitrary,
     })
-    .map(({ path, query, body, credential }) => {
+    .map(({ path, query, body, credential, header }) => {
       const request: FuzzRequest = {
         operation,
         path: path.value as string,
         query: query.value as string,
         credential,
+        ...(header ? { header } : {}),
         body: body.body,
         tags: [
           ...path.tags,
           ...query.tags,
           ...body.tags,
           ...(credential !== 'valid' ? [`header.x-api-key:${credential}`] : []),
+          ...(header ? [`header.${header[0]}:control-character`] : []),
         ],
       };
       return Object.assign(request, { [fc.toStringMethod]: () => describeRequest(request) });

@@ -22,6 +22,8 @@ export interface FuzzRequest {
   /** The query string without `?`, possibly empty. */
   query: string;
   credential: Credential;
+  /** A header HTTP does not allow (a control character in its value), sent besides the others. */
+  header?: readonly [string, string];
   body: BodyPart;
   /** The hostile choices that made it (empty for an all-valid request). */
   tags: string[];
@@ -78,6 +80,7 @@ export function describeRequest(r: FuzzRequest): string {
   return [
     `${r.operation.method} ${excerpt(target, 200)}`,
     r.credential !== 'valid' ? `key=${r.credential}` : '',
+    r.header ? `header=${r.header[0]}: ${escapeInvisible(r.header[1])}` : '',
     body === undefined ? '' : `body=${excerpt(escapeInvisible(body), 200)}`,
     r.tags.length ? `[${r.tags.join(', ')}]` : '[all valid]',
   ]
