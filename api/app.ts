@@ -15,12 +15,12 @@ import type { AppContext, AppDeps, AppMiddleware, AppState } from './context.ts'
 import { InvalidFieldError, RouteNotFoundError, UnauthenticatedError } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errors } from './middleware/errors.ts';
+import { httpHeaders } from './middleware/http-headers.ts';
 import { inFlight } from './middleware/in-flight.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
-import { httpHeaders } from './middleware/http-headers.ts';
 import { asValidationError, validateInput } from './middleware/validate.ts';
 import { API_PREFIX, EventStream, TypedBytes, type Route } from './route.ts';
 import { unserved, type Metrics } from '../db/platform/metrics.ts';
