@@ -20,8 +20,10 @@ export interface RefusedHead {
   refused: string;
 }
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([!-~]+) HTTP\/1\.([01])$/;
+/** The characters of a method or a header name (RFC 9110 `token`). */
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const REQUEST_LINE = new RegExp(`^(${TOKEN}) ([!-~]+) HTTP/1\\.([01])$`);
+const HEADER_NAME = new RegExp(`^(${TOKEN}):`);
 // eslint-disable-next-line no-control-regex -- control characters are what this looks for
 const REFUSED_CHARACTER = /[\x00-\x08\x0a-\x1f\x7f]/;
 
@@ -32,8 +34,8 @@ const REFUSED_CHARACTER = /[\x00-\x08\x0a-\x1f\x7f]/;
  * pipelined before it may share the chunk: the head is found around its refused line.
  */
 export function readRefusedHead(raw: Buffer | undefined): RefusedHead | undefined {
-  const lines = (raw?.toString('latin1') ?? '').split(/\r?\n/);
-  const refusedAt = lines.findIndex((line, i) => i > 0 && REFUSED_CHARACTER.test(line));
+  const lines = linesOf(raw);
+  const refusedAt = refusedLine(lines);
   if (refusedAt < 0) return undefined;
   // Up to its request line, over header lines only; down to the empty line that ends the head.
   let first = refusedAt - 1;
@@ -44,10 +46,9 @@ export function readRefusedHead(raw: Buffer | undefined): RefusedHead | undefine
   const rawHeaders: string[] = [];
   const headers: Record<string, string> = {};
   for (const line of lines.slice(first + 1, end)) {
-    const colon = line.indexOf(':');
-    const name = line.slice(0, colon);
-    if (colon < 1 || !TOKEN.test(name)) continue;
-    const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, '');
+    const name = HEADER_NAME.exec(line)?.[1];
+    if (name === undefined) continue;
+    const value = line.slice(name.length + 1).replace(/^[ \t]+|[ \t]+$/g, '');
     rawHeaders.push(name, value);
     const key = name.toLowerCase();
     headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
@@ -69,9 +70,9 @@ export function readRefusedHead(raw: Buffer | undefined): RefusedHead | undefine
  * Node read do not show it.
  */
 export function refusedHeader(raw: Buffer | undefined): string | undefined {
-  const lines = raw?.toString('latin1').split(/\r?\n/).slice(1) ?? [];
-  const line = lines.find((text) => REFUSED_CHARACTER.test(text));
-  return line === undefined ? undefined : nameOf(line) || undefined;
+  const lines = linesOf(raw);
+  const refusedAt = refusedLine(lines);
+  return refusedAt < 0 ? undefined : nameOf(lines[refusedAt]!) || undefined;
 }
 
 /**
@@ -86,7 +87,16 @@ export function sentRequestId(from: string | Buffer | undefined): string | undef
   return sent && SAFE_REQUEST_ID.test(sent) ? sent : undefined;
 }
 
+function linesOf(raw: Buffer | undefined): string[] {
+  return (raw?.toString('latin1') ?? '').split(/\r?\n/);
+}
+
+/** The index of the first line after the first one (a request line) with a refused character; -1. */
+function refusedLine(lines: readonly string[]): number {
+  return lines.findIndex((line, i) => i > 0 && REFUSED_CHARACTER.test(line));
+}
+
 /** A header line's name, lower-cased, or '' when the line has none HTTP would accept. */
 function nameOf(line: string): string {
-  return /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):/.exec(line)?.[1]?.toLowerCase() ?? '';
+  return HEADER_NAME.exec(line)?.[1]?.toLowerCase() ?? '';
 }

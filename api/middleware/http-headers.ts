@@ -22,8 +22,12 @@ export function markUnreadableHeader(req: IncomingMessage, field: string): void 
 
 /** The refusal of a request whose header HTTP could not carry. */
 export function unreadableHeaderError(field: string): ValidationError {
+  return notValidHttp(field, 'a header or the request line has a character HTTP does not allow');
+}
+
+function notValidHttp(field: string, message: string): ValidationError {
   return new ValidationError(
-    [{ field, message: 'a header or the request line has a character HTTP does not allow', in: 'header' }],
+    [{ field, message, in: 'header' }],
     'The request is not valid HTTP; see details.',
   );
 }
@@ -34,10 +38,7 @@ export function httpHeaders(): AppMiddleware {
     const refused = req[REFUSED];
     if (refused !== undefined) throw unreadableHeaderError(refused);
     if (req.httpVersionMinor === 1 && req.httpVersionMajor === 1 && hostLines(req.rawHeaders) !== 1) {
-      throw new ValidationError(
-        [{ field: 'host', message: 'an HTTP/1.1 request carries exactly one Host header', in: 'header' }],
-        'The request is not valid HTTP; see details.',
-      );
+      throw notValidHttp('host', 'an HTTP/1.1 request carries exactly one Host header');
     }
     await next();
   };

@@ -244,6 +244,33 @@ function raw(request: string): Promise<{ status: number; headers: string; body: 
   });
 }
 
+/**
+ * Sends `head`, then (after `waitMs`) `body` in 10 KB pieces 20 ms apart, reading nothing until all
+ * is sent, as a client that writes its whole request before it reads; resolves with all it read,
+ * or fails if the connection was reset under it.
+ */
+function sendSlowly(head: string, body: string, waitMs = 0): Promise<string> {
+  const { port, hostname } = new URL(server().url);
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let data = '';
+    socket.pause();
+    socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
+    socket.on('end', () => resolve(data));
+    socket.on('error', (err) => reject(new Error(`${err.message} after ${data.length} bytes`)));
+    socket.write(head);
+    void (async () => {
+      await sleep(waitMs);
+      for (let i = 0; i < body.length; i += 10_000) {
+        socket.write(body.slice(i, i + 10_000));
+        await sleep(20);
+      }
+      await sleep(100);
+      socket.resume();
+    })();
+  });
+}
+
 test('requests HTTP cannot carry get the error body too: a NUL in a header, oversized headers', async (t) => {
   const nul = await raw(
     `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-1\r\nx-api-key: ${world.apiKey}\u0000\r\n\r\n`,
@@ -264,29 +291,13 @@ test('a request refused for its headers is answered even while its body is still
   // The body arrives after the answer: its bytes fail to parse again. The connection must not be
   // reset under the client, which reads only once it has sent everything (the answer would be lost
   // with the reset: a fuzzer's 90 KB body after a U+0000 in x-api-key got no answer at all).
-  const { port, hostname } = new URL(server().url);
   const body = 'x'.repeat(90_000);
-  const answer = await new Promise<string>((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    let data = '';
-    socket.pause();
-    socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
-    socket.on('end', () => resolve(data));
-    socket.on('error', (err) => reject(new Error(`${err.message} after ${data.length} bytes`)));
-    socket.write(
-      `POST /api/v1/bookings/hold HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\u0000\r\n` +
-        `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`,
-    );
-    void (async () => {
-      await sleep(100); // the headers are refused and answered meanwhile
-      for (let i = 0; i < body.length; i += 10_000) {
-        socket.write(body.slice(i, i + 10_000));
-        await sleep(20);
-      }
-      await sleep(100);
-      socket.resume();
-    })();
-  });
+  const answer = await sendSlowly(
+    `POST /api/v1/bookings/hold HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\u0000\r\n` +
+      `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`,
+    body,
+    100, // the headers are refused and answered meanwhile
+  );
   t.regex(answer, /^HTTP\/1\.1 400 /);
   t.like(JSON.parse(answer.split('\r\n\r\n')[1]!), {
     error: 'VALIDATION_ERROR',
@@ -357,29 +368,13 @@ test('a header Node refuses is judged after the key and the rate limit, like any
 });
 
 test('a write whose header Node refuses is answered after its key, its body left unread', async (t) => {
-  const { port, hostname } = new URL(server().url);
   const body = JSON.stringify({ venue_id: world.venueId, filler: 'x'.repeat(60_000) });
-  const answer = await new Promise<string>((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    let data = '';
-    socket.pause();
-    socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
-    socket.on('end', () => resolve(data));
-    socket.on('error', (err) => reject(new Error(`${err.message} after ${data.length} bytes`)));
-    socket.write(
-      `POST /api/v1/bookings/hold HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\r\n` +
-        `Idempotency-Key: k\u0000y\r\ncontent-type: application/json\r\n` +
-        `content-length: ${body.length}\r\n\r\n${body.slice(0, 1000)}`,
-    );
-    void (async () => {
-      for (let i = 1000; i < body.length; i += 10_000) {
-        socket.write(body.slice(i, i + 10_000));
-        await sleep(20);
-      }
-      await sleep(100);
-      socket.resume();
-    })();
-  });
+  const answer = await sendSlowly(
+    `POST /api/v1/bookings/hold HTTP/1.1\r\nHost: x\r\nx-api-key: ${world.apiKey}\r\n` +
+      `Idempotency-Key: k\u0000y\r\ncontent-type: application/json\r\n` +
+      `content-length: ${body.length}\r\n\r\n${body.slice(0, 1000)}`,
+    body.slice(1000),
+  );
   const [head = '', text = ''] = answer.split('\r\n\r\n');
   t.regex(head, /^HTTP\/1\.1 400 /);
   t.regex(head, /x-ratelimit-remaining: \d+\r\n/i);
