@@ -7,6 +7,12 @@
  */
 import type { FeedPosition } from '../../db/queries/availability-changes.ts';
 
+/**
+ * The header a stream's resume cursor comes in, as every refusal names it (CONTRACT.md: `details`
+ * has `in: header` with field `Last-Event-ID`), whatever case the client wrote it in.
+ */
+export const LAST_EVENT_ID = 'Last-Event-ID';
+
 /** What a cursor may look like: what this service writes, and nothing else. */
 const SHAPE = /^[0-9a-z]{1,13}(-[0-9a-z]{1,4})?$/;
 

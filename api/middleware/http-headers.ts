@@ -10,6 +10,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { AppMiddleware } from '../context.ts';
+import { LAST_EVENT_ID } from '../feed/cursor.ts';
 import { ValidationError } from '../errors.ts';
 
 const REFUSED = Symbol('the header Node refused to parse');
@@ -20,9 +21,15 @@ export function markUnreadableHeader(req: IncomingMessage, field: string): void 
   (req as Marked)[REFUSED] = field;
 }
 
-/** The refusal of a request whose header HTTP could not carry. */
-export function unreadableHeaderError(field: string): ValidationError {
-  return notValidHttp(field, 'a header or the request line has a character HTTP does not allow');
+/** Headers the API reads, by the name its other refusals give them; any other is named in lower case. */
+const DOCUMENTED_NAMES = new Map([[LAST_EVENT_ID.toLowerCase(), LAST_EVENT_ID]]);
+
+/** The refusal of a request whose header `name` (lower case, as Node names headers) HTTP could not carry. */
+export function unreadableHeaderError(name: string): ValidationError {
+  return notValidHttp(
+    DOCUMENTED_NAMES.get(name) ?? name,
+    'a header or the request line has a character HTTP does not allow',
+  );
 }
 
 function notValidHttp(field: string, message: string): ValidationError {

@@ -19,7 +19,7 @@ import {
   VenueNotAuthorizedError,
   type InputLocation,
 } from '../errors.ts';
-import { cursorOf, parseCursor } from '../feed/cursor.ts';
+import { cursorOf, LAST_EVENT_ID, parseCursor } from '../feed/cursor.ts';
 import type { StreamHub, StreamStart } from '../feed/stream-hub.ts';
 
 /** Open streams a partner may have, across every web process. */
@@ -87,11 +87,9 @@ export async function startStream(
 ): Promise<{ rowId: string; start: StreamStart }> {
   const header = request.headers['last-event-id'];
   const sentHeader = typeof header === 'string' && header !== '' ? header : undefined;
-  if (Array.isArray(header)) throw invalidCursor('Last-Event-ID', 'header');
+  if (Array.isArray(header)) throw invalidCursor(LAST_EVENT_ID, 'header');
   const resume = sentHeader ?? (request.query.last_event_id || undefined);
-  const where: [string, InputLocation] = sentHeader
-    ? ['Last-Event-ID', 'header']
-    : ['last_event_id', 'query'];
+  const where: [string, InputLocation] = sentHeader ? [LAST_EVENT_ID, 'header'] : ['last_event_id', 'query'];
   const position = resume === undefined ? undefined : parseCursor(resume);
   if (resume !== undefined && !position) throw invalidCursor(...where);
   const venueId = request.query.venue_id;

@@ -319,6 +319,26 @@ test('a U+0000 in a header that Node refuses to parse is named in the error', as
   }
 });
 
+test("a U+0000 in the stream's Last-Event-ID is named as every other refusal of it names it", async (t) => {
+  // CONTRACT.md: the stream's refusals have `in: header` with field `Last-Event-ID`, in whatever
+  // case the client wrote the header; Node's parser refuses this one before the stream's own check.
+  for (const name of ['Last-Event-ID', 'last-event-id']) {
+    const res = await raw(
+      `GET /api/v1/slots/availability/stream?venue_id=${world.venueId} HTTP/1.1\r\nHost: x\r\n` +
+        `x-api-key: ${world.apiKey}\r\n${name}: 2\u0000\r\nConnection: close\r\n\r\n`,
+    );
+    t.is(res.status, 400, name);
+    t.regex(res.headers, /x-ratelimit-remaining: \d+\r\n/i);
+    t.deepEqual(JSON.parse(res.body).details, [
+      {
+        field: 'Last-Event-ID',
+        in: 'header',
+        message: 'a header or the request line has a character HTTP does not allow',
+      },
+    ]);
+  }
+});
+
 test('a header Node refuses is judged after the key and the rate limit, like any invalid input', async (t) => {
   // CONTRACT.md: validation, U+0000 included, runs after authentication and the rate limit, so a
   // valid key hears its rate-limit headers (its request is counted) and a missing one hears 401.
