@@ -4,8 +4,8 @@
  *
  * - PostgreSQL stopped and started again under a hold → confirm load and a webhook stream: while it
  *   is down web answers 503 (never 500, never a request left hanging) and /health says so; once it
- *   is back web and worker recover by themselves, no event is lost, no job stays active, and no
- *   hold or booking is half-made.
+ *   is back web and worker recover by themselves, no event is lost, no job stays active, no hold or
+ *   booking is half-made, and an availability stream open across the outage lists every change once.
  * - SIGTERM to web under load: every request web started on is answered, and every answered write
  *   is in the database.
  * - SIGTERM to a worker in the middle of deliveries: it stops cleanly, and a new worker delivers
@@ -24,6 +24,8 @@ import { createLogger } from '../db/platform/log.ts';
 import { EVENT_TYPES } from '../db/queries/events.ts';
 import { migrate } from '../db/schema/migrate.ts';
 import { gridSlots, makeBookingWorld, type GridSlot } from './helpers/booking.ts';
+import { openStream, pollAll, type OpenStream } from './helpers/feed.ts';
+import type { TestServer } from './helpers/http.ts';
 import { startProcess, type Started } from './helpers/processes.ts';
 import { waitFor } from './helpers/wait.ts';
 import { startReceiver, type Receiver } from './helpers/webhooks.ts';
@@ -238,6 +240,35 @@ async function subscribeAll(t: ExecutionContext, port: number, apiKey: string): 
   return receiver;
 }
 
+/**
+ * The stream, open across the outage, lists what the poll lists after its `hello`: every change of
+ * the load, each once, in the feed's order (a change is streamed within 2 s of its commit).
+ */
+async function assertStreamedAll(
+  t: ExecutionContext,
+  api: TestServer,
+  w: { apiKey: string; venueId: string },
+  stream: OpenStream,
+): Promise<void> {
+  const hello = stream.events()[0]!;
+  t.is(hello.event, 'hello');
+  const polled = await pollAll(api, w.apiKey, w.venueId, hello.id!);
+  t.true(polled.events.length > 0);
+  await waitFor(() => stream.events().length > polled.events.length, { timeout: 10_000 });
+  t.deepEqual(
+    stream
+      .events()
+      .slice(1)
+      .map((f) => f.id),
+    polled.events.map((e) => e.cursor),
+    'the stream lists every change the poll lists, each once, in order',
+  );
+  t.true(
+    stream.events().every((f) => f.event !== 'access_revoked'),
+    'and stays open',
+  );
+}
+
 /** Nothing half-made: every hold, reservation, booking, event and key is whole. */
 async function assertWhole(t: ExecutionContext, venueId: string): Promise<void> {
   const { rows } = await db.raw<{ rows: Record<string, number>[] }>(
@@ -340,6 +371,10 @@ test.serial(
     const web = await run(t, 'api/main.ts', 'web listening');
     const worker = await run(t, 'workers/main.ts', 'workers started');
     const receiver = await subscribeAll(t, web.port, w.apiKey);
+    // An availability stream open across the outage: it stays open and misses nothing.
+    const api = { url: `http://127.0.0.1:${web.port}`, db, close: async () => {} };
+    const stream = await openStream(api, w.apiKey, { venue_id: w.venueId });
+    t.teardown(() => stream.close());
 
     const seen = newSeen();
     const health: number[] = [];
@@ -370,6 +405,7 @@ test.serial(
     await waitFor(() => seen.bookings.length >= bookedBefore + 10, { timeout: 30_000 });
     done = true;
     await Promise.all([running, polling]);
+    await assertStreamedAll(t, api, w, stream);
 
     t.deepEqual(seen.errors, [], 'every request was answered, none hung or was cut');
     t.deepEqual([...new Set(seen.statuses)].sort(), [201, 503], 'writes answered 201 or 503, never 500');
