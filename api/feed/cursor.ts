@@ -29,6 +29,8 @@ export function parseCursor(cursor: string): FeedPosition | undefined {
   let position = 0n;
   for (const digit of head) position = position * 36n + BigInt(parseInt(digit, 36));
   if (position > 2n ** 62n) return undefined;
+  // Position 0 is the empty log's: no change, so no event, has it.
+  if (position === 0n && tail !== undefined) return undefined;
   // Written without leading zeros: another spelling of the same place was not written here.
   if (cursorOf({ position, k: tail === undefined ? null : parseInt(tail, 36) }) !== cursor) return undefined;
   return { position, k: tail === undefined ? null : parseInt(tail, 36) };

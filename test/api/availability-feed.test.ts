@@ -295,6 +295,7 @@ test('checks in order: the cursor’s shape, the venue (403), the resource (400)
   await bad({ after: 'a b' }, 'after');
   await bad({ after: 'x'.repeat(65) }, 'after');
   await bad({ after: '00' }, 'after');
+  await bad({ after: '0-0' }, 'after'); // no change has position 0: its events' cursors were never written
   await bad({ after: 'zzzzzzzzz' }, 'after');
   await bad({ after: 'cursor.1:2' }, 'after');
   await bad({ limit: 0 }, 'limit');
