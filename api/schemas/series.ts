@@ -72,9 +72,10 @@ type Pattern = {
 /**
  * The checks a pattern's fields make together: every excluded date is an occurrence's and appears
  * once (a repeat names its later entry), not every occurrence is excluded, and the series ends by
- * 9999-12-31.
+ * 9999-12-31. Answers how many occurrences the exclusions leave (undefined for a pattern not sound
+ * enough to tell).
  */
-function checkPattern(pattern: Pattern, ctx: z.RefinementCtx): void {
+function checkPattern(pattern: Pattern, ctx: z.RefinementCtx): number | undefined {
   // zod runs this even when a field's own check failed: judge only a pattern whose fields are sound.
   const sound =
     DateOnly.safeParse(pattern.first_date).success &&
@@ -82,13 +83,13 @@ function checkPattern(pattern: Pattern, ctx: z.RefinementCtx): void {
     patternShape.interval_weeks.safeParse(pattern.interval_weeks).success &&
     Array.isArray(pattern.exclude_dates) &&
     pattern.exclude_dates.every((date) => DateOnly.safeParse(date).success);
-  if (!sound) return;
+  if (!sound) return undefined;
   const last =
     Date.parse(`${pattern.first_date}T00:00:00Z`) +
     7 * pattern.interval_weeks * (pattern.count - 1) * 86_400_000;
   if (last > Date.parse('9999-12-31T00:00:00Z')) {
     ctx.addIssue({ code: 'custom', path: ['first_date'], message: 'the series would end after 9999-12-31' });
-    return;
+    return undefined;
   }
   const dates = occurrenceDates(pattern.first_date, pattern.count, pattern.interval_weeks);
   const seen = new Set<string>();
@@ -104,13 +105,17 @@ function checkPattern(pattern: Pattern, ctx: z.RefinementCtx): void {
     }
     seen.add(date);
   });
-  if (dates.every((date) => seen.has(date))) {
+  const left = dates.filter((date) => !seen.has(date)).length;
+  if (left === 0) {
     ctx.addIssue({ code: 'custom', path: ['exclude_dates'], message: 'must leave at least one occurrence' });
   }
+  return left;
 }
 
 /** The body of POST /bookings/series/preview: a pattern (create's other fields are ignored). */
-export const SeriesPatternBody = z.object(patternShape).superRefine(checkPattern);
+export const SeriesPatternBody = z.object(patternShape).superRefine((pattern, ctx) => {
+  checkPattern(pattern, ctx);
+});
 export type SeriesPatternBody = z.infer<typeof SeriesPatternBody>;
 
 export const CreateSeriesBody = z
@@ -134,11 +139,10 @@ export const CreateSeriesBody = z
     idempotency_key: IdempotencyKey,
   })
   .superRefine((body, ctx) => {
-    checkPattern(body, ctx);
-    if (!Array.isArray(body.exclude_dates) || !Number.isInteger(body.count)) return;
-    const held = body.count - new Set(body.exclude_dates).size;
-    // (Every occurrence excluded is the exclusions' problem, named there.)
-    if (held > 0 && Number.isInteger(body.min_occurrences) && body.min_occurrences > held) {
+    // The occurrences excluded are the entries that name one: an entry that names none is refused
+    // itself and excludes nothing. (Every occurrence excluded is the exclusions' problem, named there.)
+    const held = checkPattern(body, ctx);
+    if (held && Number.isInteger(body.min_occurrences) && body.min_occurrences > held) {
       ctx.addIssue({
         code: 'custom',
         path: ['min_occurrences'],
