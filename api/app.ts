@@ -13,6 +13,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppContext, AppDeps, AppMiddleware, AppState } from './context.ts';
 import { InvalidFieldError, RouteNotFoundError, UnauthenticatedError } from './errors.ts';
+import { namedAsSent } from './idempotency.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errors } from './middleware/errors.ts';
 import { httpHeaders } from './middleware/http-headers.ts';
@@ -74,7 +75,15 @@ function handle(route: Route, deps: AppDeps): AppMiddleware {
     const partnerId = ctx.state.auth?.partnerId ?? '';
     const result = await route
       .handler(
-        { ...input, partnerId, headers: ctx.headers },
+        {
+          ...input,
+          partnerId,
+          headers: ctx.headers,
+          // Worked out only by the routes that read it.
+          get sent() {
+            return namedAsSent(ctx.state.body, input.body);
+          },
+        },
         // The request's logger is made only if the handler logs (request-id.ts).
         {
           ...deps,

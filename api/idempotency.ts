@@ -158,3 +158,30 @@ export function canonicalJson(root: unknown): string {
   }
   return out.join('');
 }
+
+/**
+ * A body as the client sent it, for the new writes' comparison (CONTRACT.md: the same key replays
+ * only for a body equal as JSON, member order aside): the members the API names — those validation
+ * kept, at every depth — each with its value as sent, before any default or normalisation (a phone
+ * written another way, an instant with another offset, a default written out make another body).
+ * Ignored members (`partner_id`, members nobody names) are left out whatever they hold, as they
+ * change nothing a request does (CONTRACT.md, "Ignored members"). `parsed` is validation's output,
+ * a few levels deep, so walking it cannot overflow however deep the sent body nests.
+ */
+export function namedAsSent(sent: unknown, parsed: unknown): unknown {
+  if (Array.isArray(sent) && Array.isArray(parsed)) {
+    return sent.map((member, i) => namedAsSent(member, parsed[i]));
+  }
+  if (isPlainObject(sent) && isPlainObject(parsed)) {
+    const named: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(parsed)) {
+      if (value !== undefined && Object.hasOwn(sent, name)) named[name] = namedAsSent(sent[name], value);
+    }
+    return named;
+  }
+  return sent;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date);
+}

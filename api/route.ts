@@ -41,6 +41,11 @@ export interface RouteInput<P, Q, B> {
   query: Q;
   body: B;
   partnerId: string;
+  /**
+   * The body's named members as the client sent them (`namedAsSent()`): what the new writes'
+   * idempotency compares (CONTRACT.md: the same key replays only for a body equal as JSON).
+   */
+  readonly sent: unknown;
   /** The request's headers, as Node parsed them (names in lower case), for the few routes reading one. */
   headers: Readonly<Record<string, string | string[] | undefined>>;
 }

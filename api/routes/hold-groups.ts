@@ -97,8 +97,9 @@ export const holdGroupRoutes = [
       ItemsInConflictError,
       IdempotencyKeyMismatchError,
     ],
-    async handler({ partnerId, body }, deps) {
-      return { status: 201, body: presented(await createHoldGroup(deps, partnerId, body), presentHoldGroup) };
+    async handler({ partnerId, body, sent }, deps) {
+      const group = await createHoldGroup(deps, partnerId, body, sent);
+      return { status: 201, body: presented(group, presentHoldGroup) };
     },
   }),
   defineRoute({
@@ -181,8 +182,8 @@ export const holdGroupRoutes = [
       DoubleBookingAttemptError,
       IdempotencyKeyMismatchError,
     ],
-    async handler({ partnerId, params, body }, deps) {
-      const confirmed = await confirmHoldGroup(deps, partnerId, params.holdGroupId, body);
+    async handler({ partnerId, params, body, sent }, deps) {
+      const confirmed = await confirmHoldGroup(deps, partnerId, params.holdGroupId, body, sent);
       return { status: 201, body: presented(confirmed, presentConfirmedHoldGroup) };
     },
   }),
@@ -214,8 +215,8 @@ export const holdGroupRoutes = [
       HoldExpiredError,
       IdempotencyKeyMismatchError,
     ],
-    async handler({ partnerId, params, body }, deps) {
-      const released = await releaseHoldGroup(deps, partnerId, params.holdGroupId, body);
+    async handler({ partnerId, params, body, sent }, deps) {
+      const released = await releaseHoldGroup(deps, partnerId, params.holdGroupId, body, sent);
       return { status: 200, body: presented(released, presentHoldGroup) };
     },
   }),

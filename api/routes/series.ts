@@ -166,14 +166,13 @@ export const seriesRoutes = [
       },
     },
     errors: [...refusals, VenueNotAuthorizedError, IdempotencyKeyMismatchError],
-    async handler({ partnerId, body }, deps) {
-      const { idempotency_key, ...request } = body;
+    async handler({ partnerId, body, sent }, deps) {
       const created = await createSeries(deps, partnerId, {
         pattern: patternOf(body),
         onConflict: body.on_conflict,
         minOccurrences: body.min_occurrences,
-        idempotencyKey: idempotency_key,
-        request,
+        idempotencyKey: body.idempotency_key,
+        sent,
       });
       return { status: 201, body: presented(created, presentSeries) };
     },
@@ -245,11 +244,11 @@ export const seriesRoutes = [
         },
       },
       errors: [...access, VenueNotAuthorizedError, InvalidHoldStateError, IdempotencyKeyMismatchError],
-      async handler({ partnerId, params, body }, deps) {
+      async handler({ partnerId, params, body, sent }, deps) {
         const act = change === 'cancel' ? cancelSeries : refundSeries;
         return {
           status: 200,
-          body: presented(await act(deps, partnerId, params.seriesId, body), presentSeriesChange),
+          body: presented(await act(deps, partnerId, params.seriesId, body, sent), presentSeriesChange),
         };
       },
     }),

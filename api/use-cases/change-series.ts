@@ -30,24 +30,29 @@ export interface SeriesChangeRequest {
 
 type Deps = { db: Knex; boss: PgBoss };
 
-/** Cancels the caller's series from an occurrence on, or replays the cancel made with the same key. */
+/**
+ * Cancels the caller's series from an occurrence on, or replays the cancel made with the same key,
+ * series and body (`sent`, as the client sent it).
+ */
 export function cancelSeries(
   deps: Deps,
   partnerId: string,
   seriesId: string,
   input: SeriesChangeRequest,
+  sent: unknown,
 ): Promise<WriteOutcome<series.ChangedSeries>> {
-  return changeSeries(deps, partnerId, seriesId, input, 'series_cancel');
+  return changeSeries(deps, partnerId, seriesId, input, sent, 'series_cancel');
 }
 
-/** Refunds the caller's series from an occurrence on, or replays the refund made with the same key. */
+/** Refunds the caller's series from an occurrence on, or replays the refund made as `cancelSeries` says. */
 export function refundSeries(
   deps: Deps,
   partnerId: string,
   seriesId: string,
   input: SeriesChangeRequest,
+  sent: unknown,
 ): Promise<WriteOutcome<series.ChangedSeries>> {
-  return changeSeries(deps, partnerId, seriesId, input, 'series_refund');
+  return changeSeries(deps, partnerId, seriesId, input, sent, 'series_refund');
 }
 
 function changeSeries(
@@ -55,10 +60,11 @@ function changeSeries(
   partnerId: string,
   seriesId: string,
   input: SeriesChangeRequest,
+  sent: unknown,
   operation: 'series_cancel' | 'series_refund',
 ): Promise<WriteOutcome<series.ChangedSeries>> {
-  const { idempotency_key: key, ...body } = input;
-  const write: IdempotentWrite = { partnerId, key, operation, request: { seriesId, body } };
+  const key = input.idempotency_key;
+  const write: IdempotentWrite = { partnerId, key, operation, request: { seriesId, body: sent } };
   const cancel = operation === 'series_cancel';
   return transaction(db, async (trx) => {
     const locked = await lockOwnSeries(trx, partnerId, seriesId);

@@ -39,16 +39,17 @@ export interface ConfirmHoldGroupRequest {
 
 /**
  * Confirms every hold of the caller's group into a booking, or replays the confirm made with the
- * same key and request: either way the group as it was confirmed.
+ * same key, group and body (`sent`, as the client sent it): either way the group as it was confirmed.
  */
 export async function confirmHoldGroup(
   { db }: { db: Knex },
   partnerId: string,
   holdGroupId: string,
   input: ConfirmHoldGroupRequest,
+  sent: unknown,
 ): Promise<WriteOutcome<holdGroups.ConfirmedHoldGroup>> {
-  const { idempotency_key: key, ...body } = input;
-  const request = { holdGroupId, body };
+  const key = input.idempotency_key;
+  const request = { holdGroupId, body: sent };
   const write: IdempotentWrite = { partnerId, key, operation: 'hold_group_confirm', request };
   const outcome = await retryLostRaces(async () => {
     try {

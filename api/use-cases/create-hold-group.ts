@@ -39,22 +39,23 @@ export interface HoldGroupRequest {
 
 /**
  * Holds every item for `partnerId` as one group, or replays the group placed with the same key and
- * request: either way the group as it was placed.
+ * body (`sent`, as the client sent it): either way the group as it was placed.
  */
 export async function createHoldGroup(
   deps: { db: Knex; boss: PgBoss },
   partnerId: string,
   input: HoldGroupRequest,
+  sent: unknown,
 ): Promise<WriteOutcome<holdGroups.HoldGroup>> {
-  const { idempotency_key: key, ...request } = input;
-  const write: IdempotentWrite = { partnerId, key, operation: 'hold_group', request };
+  const key = input.idempotency_key;
+  const write: IdempotentWrite = { partnerId, key, operation: 'hold_group', request: sent };
   try {
     return await retryLostRaces(async () => {
       try {
         const outcome = await holdGroups.place(deps.db, {
           partnerId,
           idempotencyKey: key,
-          fingerprint: fingerprint(request),
+          fingerprint: fingerprint(sent),
           venueId: input.venue_id,
           items: input.items,
           customerPhone: input.customer_phone ?? null,

@@ -28,8 +28,8 @@ export interface SeriesRequest {
   onConflict: 'reject' | 'skip';
   minOccurrences: number;
   idempotencyKey: string;
-  /** The body minus its key: what makes two requests the same (its fingerprint). */
-  request: unknown;
+  /** The body as the client sent it: the same key replays only for a body equal to it as JSON. */
+  sent: unknown;
 }
 
 /**
@@ -45,7 +45,7 @@ export async function createSeries(
     partnerId,
     key: input.idempotencyKey,
     operation: 'series',
-    request: input.request,
+    request: input.sent,
   };
   try {
     return await retryLostRaces(async () => {
@@ -54,7 +54,7 @@ export async function createSeries(
           ...input.pattern,
           partnerId,
           idempotencyKey: input.idempotencyKey,
-          fingerprint: fingerprint(input.request),
+          fingerprint: fingerprint(input.sent),
           onConflict: input.onConflict,
           minOccurrences: input.minOccurrences,
         });

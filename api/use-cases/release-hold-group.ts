@@ -18,21 +18,21 @@ import type { ChangeRequest } from './change-booking.ts';
 import { lockOwnHoldGroup } from './own-records.ts';
 
 /**
- * Releases the caller's group, or replays the release made with the same key and request: the group
- * as it was released.
+ * Releases the caller's group, or replays the release made with the same key, group and body
+ * (`sent`, as the client sent it): the group as it was released.
  */
 export async function releaseHoldGroup(
   { db, boss }: { db: Knex; boss: PgBoss },
   partnerId: string,
   holdGroupId: string,
   input: ChangeRequest,
+  sent: unknown,
 ): Promise<WriteOutcome<holdGroups.HoldGroup>> {
-  const { idempotency_key: key, ...body } = input;
   const write: IdempotentWrite = {
     partnerId,
-    key,
+    key: input.idempotency_key,
     operation: 'hold_group_release',
-    request: { holdGroupId, body },
+    request: { holdGroupId, body: sent },
   };
   return transaction(db, async (trx) => {
     const group = await lockOwnHoldGroup(trx, partnerId, holdGroupId);

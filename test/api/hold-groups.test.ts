@@ -722,6 +722,20 @@ test('idempotency: the same key and request replays; any other request with it, 
     await createGroup(server(), w.apiKey, { ...body, items: [items[1], items[0]] }),
     'items in another order',
   );
+  // Bodies equal as JSON, not as what they come to once normalised.
+  mismatch(
+    await createGroup(server(), w.apiKey, { ...body, customer_phone: '+919812345678' }),
+    'the same phone written another way',
+  );
+  const inKolkata = (instant: string) =>
+    new Date(Date.parse(instant) + 330 * 60_000).toISOString().replace('Z', '+05:30');
+  mismatch(
+    await createGroup(server(), w.apiKey, {
+      ...body,
+      items: [{ ...items[0]!, slot_start: inKolkata(items[0]!.slot_start) }, items[1]],
+    }),
+    'the same instant written with another offset',
+  );
   mismatch(
     await hold(server(), w.apiKey, { venue_id: w.venueId, ...items[0]!, idempotency_key: key }),
     'a v1 hold',
@@ -764,6 +778,10 @@ test('idempotency: the same key and request replays; any other request with it, 
   mismatch(
     await confirmGroup(server(), w.apiKey, groupId, { ...confirmBody, payment_reference: 'p-2' }),
     'another body',
+  );
+  mismatch(
+    await confirmGroup(server(), w.apiKey, groupId, { ...confirmBody, payment_reference: ' p-1 ' }),
+    'free text that trims to the same',
   );
   const otherGroup = await placeGroup(server(), w, [
     await itemOf(db, w.venueId, w.court, 14, { daysAhead: 2 }),

@@ -212,6 +212,12 @@ test('validation: exclusions, min_occurrences, the pattern; then the venue (403)
   await invalid({ exclude_dates: [dates[2], dates[4], dates[2]] }, ['exclude_dates.2']);
   await invalid({ exclude_dates: dates }, ['exclude_dates']);
   await invalid({ exclude_dates: [dates[0], dates[1]], min_occurrences: 5 }, ['min_occurrences']);
+  // An entry that names no occurrence excludes none: all six are left for min_occurrences.
+  await invalid({ exclude_dates: ['2030-01-01'], min_occurrences: 6 }, ['exclude_dates.0']);
+  await invalid({ exclude_dates: [dates[1], dates[1]], min_occurrences: 6 }, [
+    'exclude_dates.1',
+    'min_occurrences',
+  ]);
   await invalid({ min_occurrences: 7, on_conflict: 'reject' }, ['min_occurrences']);
   await invalid({ count: 1 }, ['count']);
   await invalid({ count: 27 }, ['count']);
@@ -446,6 +452,22 @@ test('keys are shared with every write: a series key on a group or a hold, and b
     t.is(res.body.error, 'IDEMPOTENCY_KEY_MISMATCH');
   };
   mismatch(await createSeries(server(), w.apiKey, { ...pattern, count: 3, idempotency_key: key }));
+  // Bodies equal as JSON, not as what they come to: a default written out is another body.
+  mismatch(
+    await createSeries(server(), w.apiKey, { ...pattern, count: 2, interval_weeks: 1, idempotency_key: key }),
+  );
+  // Ignored members are ignored here too, however deep; member order aside, it replays.
+  const deep = JSON.parse('['.repeat(1_000) + ']'.repeat(1_000)) as unknown;
+  const { venue_id, ...rest } = pattern;
+  const replay = await createSeries(server(), w.apiKey, {
+    idempotency_key: key,
+    ...rest,
+    count: 2,
+    venue_id,
+    partner_id: randomUUID(),
+    note: deep,
+  });
+  t.is(replay.status, 201, replay.text);
   mismatch(
     await createGroup(server(), w.apiKey, {
       venue_id: w.venueId,
