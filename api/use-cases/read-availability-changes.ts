@@ -64,9 +64,10 @@ export async function readChanges(
   let nextAfter: string;
   if (hasMore) nextAfter = cursorOf(lastEvent!);
   else {
-    // The feed's position: past the last event, and past the other venues' changes already scanned.
+    // The feed's position: after the whole of its last change, so past the last event listed (also
+    // when `after` lies within that change) and past the other venues' changes already scanned.
     const reached = lastEvent && lastEvent.position > last ? lastEvent.position : last;
-    nextAfter = cursorOf(reached > after.position ? { position: reached, k: null } : after);
+    nextAfter = cursorOf({ position: reached, k: null });
   }
   return { events: page, nextAfter, hasMore };
 }

@@ -278,6 +278,36 @@ test('paging: has_more exactly when more follow, next_after the last cursor then
   );
 });
 
+// Serial, so that no other test's change lands after this one's: the feed's last change is the one
+// paged through.
+test.serial(
+  'paging through the log’s last change one event at a time ends past it, never back inside it',
+  async (t) => {
+    const { w, cursor } = await world();
+    const [slot] = await gridSlots(database().db, w.venueId, w.full, 2);
+    const held = await hold(server, w.apiKey, {
+      venue_id: w.venueId,
+      resource_id: w.full,
+      slot_start: slot!.slot_start,
+    });
+    t.is(held.status, 201, held.text);
+    const seen: string[] = [];
+    let after = cursor;
+    for (let page = 0; page < 10; page++) {
+      const res = await poll(server, w.apiKey, { venue_id: w.venueId, after, limit: 1 });
+      t.is(res.status, 200, res.text);
+      seen.push(...res.body.data.map((e: { cursor: string }) => e.cursor));
+      after = res.body.next_after;
+      if (!res.body.has_more) break;
+    }
+    t.is(seen.length, 3, 'the whole and its two halves');
+    t.is(new Set(seen).size, 3);
+    const again = await poll(server, w.apiKey, { venue_id: w.venueId, after });
+    t.deepEqual(again.body.data, [], 'polling from next_after lists nothing twice');
+    t.is(again.body.next_after, after);
+  },
+);
+
 test('checks in order: the cursor’s shape, the venue (403), the resource (400), a cursor never written (400)', async (t) => {
   const { w, cursor } = await world();
   const bad = async (query: Record<string, string | number>, field: string, status = 400) => {
