@@ -38,6 +38,7 @@ CREATE TABLE availability_change_purges (
 CREATE TABLE availability_change_sequencer (
   one boolean NOT NULL DEFAULT true,
   watermark xid8 NOT NULL,
+  last_position bigint NOT NULL DEFAULT 0,
   CONSTRAINT availability_change_sequencer_pkey PRIMARY KEY (one),
   CONSTRAINT availability_change_sequencer_one_check CHECK (one)
 );
@@ -743,8 +744,7 @@ CREATE OR REPLACE FUNCTION public.availability_last_position()
  STABLE
 AS $function$
 begin
-  return coalesce((select c.position from availability_changes c where c.position is not null
-                    order by c.position desc limit 1), 0);
+  return (select s.last_position from availability_change_sequencer s);
 end
 $function$;
 
@@ -2215,18 +2215,25 @@ AS $function$
 declare
   v_from xid8;
   v_next xid8;
+  v_last bigint;
+  v_reached bigint;
 begin
   perform pg_advisory_xact_lock(hashtextextended('availability-change-sequencer', 0));
-  select s.watermark into v_from from availability_change_sequencer s;
+  select s.watermark, s.last_position into v_from, v_last from availability_change_sequencer s;
   -- Every transaction below v_next has ended before the update below takes its snapshot: what it
   -- recorded is committed and seen there (or aborted and gone).
   v_next := pg_snapshot_xmin(pg_current_snapshot());
-  update availability_changes set position = nextval('availability_change_position')
-   where position is null and recorded_xid >= v_from;
-  if v_next > v_from then
-    update availability_change_sequencer set watermark = v_next;
+  with positioned as (
+    update availability_changes set position = nextval('availability_change_position')
+     where position is null and recorded_xid >= v_from
+    returning position
+  )
+  select max(p.position) into v_reached from positioned p;
+  if v_next > v_from or v_reached is not null then
+    v_last := greatest(v_last, v_reached);
+    update availability_change_sequencer set watermark = greatest(watermark, v_next), last_position = v_last;
   end if;
-  return availability_last_position();
+  return v_last;
 end
 $function$;
 

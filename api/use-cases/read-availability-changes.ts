@@ -46,9 +46,7 @@ export async function readChanges(
   await checkAccess(db, partnerId, query.venue_id, query.resource_id, 'query');
   const last = await feed.sequence(db);
   if (after.position > last) throw invalidCursor('after', 'query');
-  if (
-    await feed.cursorExpired(db, query.venue_id, after.position, config.availabilityChangesRetentionSeconds)
-  ) {
+  if (await feed.cursorExpired(db, query.venue_id, after, config.availabilityChangesRetentionSeconds)) {
     throw new CursorExpiredError();
   }
   const events = await feed.eventsAfter(
@@ -102,7 +100,7 @@ export async function startStream(
   const now: feed.FeedPosition = { position: last, k: null };
   const expired =
     position !== undefined &&
-    (await feed.cursorExpired(db, venueId, position.position, config.availabilityChangesRetentionSeconds));
+    (await feed.cursorExpired(db, venueId, position, config.availabilityChangesRetentionSeconds));
   const key = request.headers['x-api-key'];
   return {
     rowId,

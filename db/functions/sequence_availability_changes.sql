@@ -1,6 +1,7 @@
 -- sequence_availability_changes(): gives every committed change without a position the next
--- positions (within one batch in no particular order: none of them was visible before), and answers
--- the log's last position (0 for an empty log). Positions are handed out one batch at a time (a
+-- positions (within one batch in no particular order: none of them was visible before), keeps the
+-- last of them as the log's position (availability_last_position() reads it), and answers it (0 for
+-- a log that never had a change). Positions are handed out one batch at a time (a
 -- transaction-scoped advisory lock orders concurrent callers), and a batch sees only changes
 -- committed before it began: a transaction that commits late is positioned after every position
 -- already handed out, never behind one, and no reader ever waits for a transaction still running.
@@ -12,24 +13,29 @@
 -- index of changes without a position keeps an entry for each row positioned since the last
 -- vacuum; the watermark keeps a batch from reading them again (it costs the same after a million
 -- changes as after ten, vacuumed or not).
---
--- requires: availability_last_position
 create or replace function sequence_availability_changes() returns bigint
 language plpgsql as $$
 declare
   v_from xid8;
   v_next xid8;
+  v_last bigint;
+  v_reached bigint;
 begin
   perform pg_advisory_xact_lock(hashtextextended('availability-change-sequencer', 0));
-  select s.watermark into v_from from availability_change_sequencer s;
+  select s.watermark, s.last_position into v_from, v_last from availability_change_sequencer s;
   -- Every transaction below v_next has ended before the update below takes its snapshot: what it
   -- recorded is committed and seen there (or aborted and gone).
   v_next := pg_snapshot_xmin(pg_current_snapshot());
-  update availability_changes set position = nextval('availability_change_position')
-   where position is null and recorded_xid >= v_from;
-  if v_next > v_from then
-    update availability_change_sequencer set watermark = v_next;
+  with positioned as (
+    update availability_changes set position = nextval('availability_change_position')
+     where position is null and recorded_xid >= v_from
+    returning position
+  )
+  select max(p.position) into v_reached from positioned p;
+  if v_next > v_from or v_reached is not null then
+    v_last := greatest(v_last, v_reached);
+    update availability_change_sequencer set watermark = greatest(watermark, v_next), last_position = v_last;
   end if;
-  return availability_last_position();
+  return v_last;
 end
 $$;

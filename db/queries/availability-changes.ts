@@ -51,16 +51,21 @@ export async function eventsAfter(
   }));
 }
 
-/** Whether a cursor at `position` has expired for the venue (availability_cursor_expired()). */
+/**
+ * Whether a cursor has expired for the venue (availability_cursor_expired()): a change of the venue
+ * after it is older than the retention. A cursor within a change (an event's) lies before the rest of
+ * that change's events, so the change itself counts as after it.
+ */
 export async function cursorExpired(
   db: Knex,
   venueId: string,
-  position: bigint,
+  cursor: FeedPosition,
   retentionSeconds: number,
 ): Promise<boolean> {
+  const before = cursor.k === null ? cursor.position : cursor.position - 1n;
   const { rows } = await db.raw<{ rows: { expired: boolean }[] }>(
     'select availability_cursor_expired(?, ?::bigint, ?) as expired',
-    [venueId, position.toString(), retentionSeconds],
+    [venueId, before.toString(), retentionSeconds],
   );
   return rows[0]!.expired;
 }

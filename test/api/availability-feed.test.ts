@@ -19,7 +19,7 @@ import {
 } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
-import { ops, poll, pollAll, snapshotCursor } from '../helpers/feed.ts';
+import { eventsArrive, openStream, ops, poll, pollAll, snapshotCursor } from '../helpers/feed.ts';
 import { itemOf, placeGroup } from '../helpers/hold-groups.ts';
 import { call, startApp, type TestServer } from '../helpers/http.ts';
 import { assertDocumented } from '../helpers/openapi.ts';
@@ -373,6 +373,69 @@ test('a cursor expires for a venue once a change after it is older than the rete
   t.is((await poll(shortRetention, w.apiKey, { venue_id: w.venueId, after: cursor })).status, 410);
   t.is((await poll(server, w.apiKey, { venue_id: w.venueId, after: cursor })).status, 410, 'gone is gone');
 });
+
+test('a cursor within a change expires with that change: the rest of its events are after it', async (t) => {
+  const { db } = database();
+  const { w, cursor } = await world();
+  const [slot] = await gridSlots(db, w.venueId, w.full, 3);
+  const held = await hold(server, w.apiKey, {
+    venue_id: w.venueId,
+    resource_id: w.full,
+    slot_start: slot!.slot_start,
+  });
+  t.is(held.status, 201, held.text);
+  const { events } = await pollAll(server, w.apiKey, w.venueId, cursor);
+  t.is(events.length, 3);
+  const within = events[0]!.cursor as string;
+  await db('availability_changes')
+    .where({ venue_id: w.venueId })
+    .update({ recorded_at: db.raw("now() - interval '2 minutes'") });
+  const expired = await poll(shortRetention, w.apiKey, { venue_id: w.venueId, after: within });
+  t.is(expired.status, 410, `${within}: ${expired.text}`);
+  const last = events.at(-1)!.cursor as string;
+  t.is(
+    (await poll(shortRetention, w.apiKey, { venue_id: w.venueId, after: last })).status,
+    410,
+    'its last event’s too: the service keeps no count of a deleted change’s events, so it errs on the side of a resync',
+  );
+  t.is((await poll(server, w.apiKey, { venue_id: w.venueId, after: within })).status, 200);
+});
+
+// Serial: it ages and deletes every change of the log.
+test.serial(
+  'retention deleting every change leaves the log’s position: cursors stay valid, snapshots go on from it',
+  async (t) => {
+    const { db } = database();
+    const { w, date, cursor } = await world();
+    const quiet = await world();
+    await holdSlot(server, w, { index: 9 });
+    // A poll positions the hold's change: the snapshot after it names the log's end past the change.
+    t.is((await pollAll(server, w.apiKey, w.venueId, cursor)).events.length, 1);
+    const before = await snapshotCursor(server, w.apiKey, w.venueId, date);
+    t.not(before, '0');
+    await db('availability_changes').update({ recorded_at: db.raw("now() - interval '2 minutes'") });
+    for (;;) {
+      const { rows } = await db.raw<{ rows: { n: number }[] }>(
+        'select prune_availability_changes(60, 1000) as n',
+      );
+      if (rows[0]!.n < 1000) break;
+    }
+    t.is(Number((await db('availability_changes').count({ n: '*' }))[0]!.n), 0, 'every change deleted');
+    const after = await snapshotCursor(server, w.apiKey, w.venueId, date);
+    t.is(after, before, 'the snapshot names the same place, not the start of the log');
+    for (const web of [server, shortRetention]) {
+      const polled = await poll(web, w.apiKey, { venue_id: w.venueId, after });
+      t.is(polled.status, 200, polled.text);
+      t.deepEqual(polled.body.data, []);
+      const quietly = await poll(web, quiet.w.apiKey, { venue_id: quiet.w.venueId, after: quiet.cursor });
+      t.is(quietly.status, 200, `a quiet venue’s cursor never expires: ${quietly.text}`);
+    }
+    const stream = await openStream(server, w.apiKey, { venue_id: w.venueId });
+    t.teardown(() => stream.close());
+    await eventsArrive(stream, 1);
+    t.is(stream.events()[0]!.id, before, 'a stream starts live at the same place');
+  },
+);
 
 test('a release and an expiry each record one change; a refused or replayed hold records none', async (t) => {
   const { db } = database();

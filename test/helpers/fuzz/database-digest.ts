@@ -36,13 +36,13 @@ export async function openDigest(db: Knex, url: string): Promise<DatabaseDigest>
 
 /**
  * Columns any read may set, left out of the digest: a read of the availability feed first gives
- * positions to the changes already committed and moves the positioning's watermark
- * (sequence_availability_changes()), which is the log's own bookkeeping, not an effect of the
+ * positions to the changes already committed and moves the positioning's watermark and last
+ * position (sequence_availability_changes()), which is the log's own bookkeeping, not an effect of the
  * request; what each change says is still covered.
  */
 const BOOKKEEPING_COLUMNS: Record<string, string[]> = {
   availability_changes: ['position'],
-  availability_change_sequencer: ['watermark'],
+  availability_change_sequencer: ['watermark', 'last_position'],
 };
 
 /** One statement over every business table, plus pg-boss's job count. */
