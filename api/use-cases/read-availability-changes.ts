@@ -80,15 +80,18 @@ export async function startStream(
   { db, config, streams }: { db: Knex; config: Config; streams: StreamHub },
   partnerId: string,
   request: {
-    query: { venue_id: string; resource_id?: string | undefined; last_event_id?: string | undefined };
+    query: { venue_id: string; resource_id?: string | undefined; last_event_id?: unknown };
     headers: Readonly<Record<string, string | string[] | undefined>>;
   },
 ): Promise<{ rowId: string; start: StreamStart }> {
   const header = request.headers['last-event-id'];
-  const sentHeader = typeof header === 'string' && header !== '' ? header : undefined;
   if (Array.isArray(header)) throw invalidCursor(LAST_EVENT_ID, 'header');
-  const resume = sentHeader ?? (request.query.last_event_id || undefined);
-  const where: [string, InputLocation] = sentHeader ? [LAST_EVENT_ID, 'header'] : ['last_event_id', 'query'];
+  // The header when sent (the query value is then ignored, whatever it is), else the query; an
+  // empty value counts as absent.
+  const query = request.query.last_event_id;
+  const where: [string, InputLocation] = header ? [LAST_EVENT_ID, 'header'] : ['last_event_id', 'query'];
+  const resume = header || (query === '' ? undefined : query);
+  if (resume !== undefined && typeof resume !== 'string') throw invalidCursor(...where);
   const position = resume === undefined ? undefined : parseCursor(resume);
   if (resume !== undefined && !position) throw invalidCursor(...where);
   const venueId = request.query.venue_id;

@@ -42,7 +42,7 @@ async function open(
   t: ExecutionContext,
   server: TestServer,
   key: string,
-  query: Record<string, string>,
+  query: Record<string, string | string[]>,
   headers: Record<string, string> = {},
 ) {
   const stream = await openStream(server, key, query, headers);
@@ -104,11 +104,24 @@ test('resume: Last-Event-ID replays what came after it, then live; the header wi
   await holdSlot(web[0]!, w, { index: 2 });
   const { events } = await pollAll(web[0]!, w.apiKey, w.venueId, cursor);
   const first = events[0]!.cursor as string;
+  // With the header, the query's value is ignored, whatever it is: too long, or sent twice.
+  const ignored = await open(
+    t,
+    web[1]!,
+    w.apiKey,
+    { venue_id: w.venueId, last_event_id: ['z'.repeat(65), 'zzzz'] },
+    { 'last-event-id': first },
+  );
+  t.is(ignored.status, 200, JSON.stringify(ignored.body));
+  await eventsArrive(ignored, 1);
+  t.like(ignored.events()[0], { event: 'hello', id: first });
+  ignored.close();
+  await ignored.ended;
   const fromHeader = await open(
     t,
     web[1]!,
     w.apiKey,
-    { venue_id: w.venueId, last_event_id: 'zzzz' },
+    { venue_id: w.venueId, last_event_id: 'z'.repeat(65) },
     { 'last-event-id': first },
   );
   await eventsArrive(fromHeader, 2);
@@ -146,12 +159,14 @@ test('refusals before any stream: a bad cursor (header or query), the venue, the
     (header.body!.details as { field: string; in: string }[]).map((d) => [d.field, d.in]),
     [['Last-Event-ID', 'header']],
   );
-  const query = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId, last_event_id: 'zzzzzzzzz' });
-  t.is(query.status, 400);
-  t.deepEqual(
-    (query.body!.details as { field: string; in: string }[]).map((d) => [d.field, d.in]),
-    [['last_event_id', 'query']],
-  );
+  for (const last_event_id of ['zzzzzzzzz', 'z'.repeat(65), ['1', '2']]) {
+    const query = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId, last_event_id });
+    t.is(query.status, 400, String(last_event_id));
+    t.deepEqual(
+      (query.body!.details as { field: string; in: string }[]).map((d) => [d.field, d.in]),
+      [['last_event_id', 'query']],
+    );
+  }
   const stranger = await makeBookingWorld(database().db);
   const venue = await open(t, web[0]!, stranger.apiKey, { venue_id: w.venueId });
   t.is(venue.status, 403);

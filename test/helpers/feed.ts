@@ -80,16 +80,21 @@ export interface OpenStream {
   resume(): void;
 }
 
-/** Opens GET /slots/availability/stream; resolves once the status and headers are in. */
+/**
+ * Opens GET /slots/availability/stream (a parameter given as a list is sent once per value);
+ * resolves once the status and headers are in.
+ */
 export function openStream(
   server: TestServer,
   apiKey: string,
-  query: Record<string, string>,
+  query: Record<string, string | string[]>,
   headers: Record<string, string> = {},
 ): Promise<OpenStream> {
-  const url = new URL(
-    `${server.url}/api/v1/slots/availability/stream?${new URLSearchParams(query).toString()}`,
-  );
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    for (const one of [value].flat()) params.append(name, one);
+  }
+  const url = new URL(`${server.url}/api/v1/slots/availability/stream?${params.toString()}`);
   return new Promise((resolve, reject) => {
     const req = request(url, { headers: { 'x-api-key': apiKey, ...headers } }, (res) => {
       const frames: Frame[] = [];
