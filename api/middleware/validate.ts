@@ -1,7 +1,9 @@
 /**
  * Validation: parses a route's path parameters, query and body with the route's own zod schemas.
- * Every field's problem in every part is reported at once as VALIDATION_ERROR details `{field,
- * message, in}`; on success the handler gets the parsed (typed, defaulted, stripped) values.
+ * Every field's problem in the query and body is reported at once as VALIDATION_ERROR details
+ * `{field, message, in}`, and the path's when those are sound: the body is checked before the path's
+ * id (CONTRACT.md, the order of checks of the `{holdGroupId}` and `{seriesId}` routes; every route
+ * keeps that one order). On success the handler gets the parsed (typed, defaulted, stripped) values.
  */
 import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
@@ -14,9 +16,10 @@ export function validateInput(
   ctx: AppContext,
 ): { params: unknown; query: unknown; body: unknown } {
   const problems: FieldProblem[] = [];
-  const params = parsePart(route.params, ctx.params, 'path', problems);
   const query = parsePart(route.query, ctx.query, 'query', problems);
   const body = parsePart(route.body, ctx.state.body, 'body', problems);
+  if (problems.length) throw new ValidationError(problems);
+  const params = parsePart(route.params, ctx.params, 'path', problems);
   if (problems.length) throw new ValidationError(problems);
   return { params, query, body };
 }

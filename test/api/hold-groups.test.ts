@@ -597,6 +597,18 @@ test('access on every route: a bad id 400 in path, unknown 404, another partner 
     (id: string, key: string) => releaseGroup(server(), key, id),
   ];
   const names = [READ, CONFIRM, RELEASE];
+  // The body before the id: a bad body is answered alone, whatever the id.
+  for (const action of ['confirm', 'cancel']) {
+    const both = await call(server(), 'POST', `/api/v1/bookings/hold-groups/not-a-uuid/${action}`, {
+      key: w.apiKey,
+      body: {},
+    });
+    t.is(both.status, 400);
+    t.true(
+      both.body.details.length > 0 && both.body.details.every((d: { in: string }) => d.in === 'body'),
+      both.text,
+    );
+  }
   const stranger = await makePartner(db);
   for (const [i, route] of routes.entries()) {
     const bad = await route('not-a-uuid', w.apiKey);

@@ -422,6 +422,18 @@ test('access: a bad id 400 in path, unknown 404 SERIES_NOT_FOUND, another partne
     (id: string, key: string) => changeSeries(server(), key, id, 'cancel'),
     (id: string, key: string) => changeSeries(server(), key, id, 'refund'),
   ];
+  // The body before the id: a bad body is answered alone, whatever the id.
+  for (const action of ['cancel', 'refund']) {
+    const both = await call(server(), 'POST', `/api/v1/bookings/series/not-a-uuid/${action}`, {
+      key: w.apiKey,
+      body: {},
+    });
+    t.is(both.status, 400);
+    t.deepEqual(
+      both.body.details.map((d: { field: string; in: string }) => [d.field, d.in]),
+      [['idempotency_key', 'body']],
+    );
+  }
   for (const route of routes) {
     const bad = await route('not-a-uuid', w.apiKey);
     t.is(bad.status, 400);
