@@ -37,6 +37,13 @@ export interface IdempotentWrite {
   /** What makes two requests "the same logical request" (see `fingerprint()`). */
   request: unknown;
   /**
+   * How the release before this one printed the same request, for the new writes, whose print was
+   * then their parsed body without its key (`withoutKey()`), and is now their body as sent: a key
+   * that release stored still replays for its request until it ages out (RETENTION_DAYS). The two
+   * prints never meet by chance: a body as sent always has its key, an earlier print never.
+   */
+  earlierRequest?: unknown;
+  /**
    * Holds replay the original hold for any body under the same key (the spec's rule 3): between two
    * v1 holds only, since a key's operation is compared first.
    */
@@ -107,9 +114,19 @@ function assertSameWrite(
   if (record.operation !== write.operation) {
     throw new IdempotencyKeyMismatchError('This idempotency_key was already used for another operation.');
   }
-  if (!write.replayAnyRequest && record.fingerprint !== print) {
+  if (
+    !write.replayAnyRequest &&
+    record.fingerprint !== print &&
+    !(write.earlierRequest !== undefined && record.fingerprint === fingerprint(write.earlierRequest))
+  ) {
     throw new IdempotencyKeyMismatchError('This idempotency_key was already used for a different request.');
   }
+}
+
+/** A parsed body without its idempotency key: how the new writes' requests were printed before. */
+export function withoutKey<T extends { idempotency_key: string }>(body: T): Omit<T, 'idempotency_key'> {
+  const { idempotency_key: _key, ...rest } = body;
+  return rest;
 }
 
 /** A stable hash of a request: the same fields and values give the same print, in any key order. */

@@ -9,7 +9,7 @@ import {
   SeriesNotFoundError,
   VenueNotAuthorizedError,
 } from '../errors.ts';
-import { presented } from '../idempotency.ts';
+import { presented, withoutKey } from '../idempotency.ts';
 import { presentSeries, presentSeriesChange, presentSeriesPreview } from '../presenters/series.ts';
 import { defineRoute } from '../route.ts';
 import {
@@ -173,6 +173,7 @@ export const seriesRoutes = [
         minOccurrences: body.min_occurrences,
         idempotencyKey: body.idempotency_key,
         sent,
+        earlier: withoutKey(body),
       });
       return { status: 201, body: presented(created, presentSeries) };
     },

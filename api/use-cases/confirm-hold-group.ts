@@ -23,6 +23,7 @@ import {
 import {
   databaseWriteOutcome,
   fingerprint,
+  withoutKey,
   type IdempotentWrite,
   type WriteOutcome,
 } from '../idempotency.ts';
@@ -50,7 +51,13 @@ export async function confirmHoldGroup(
 ): Promise<WriteOutcome<holdGroups.ConfirmedHoldGroup>> {
   const key = input.idempotency_key;
   const request = { holdGroupId, body: sent };
-  const write: IdempotentWrite = { partnerId, key, operation: 'hold_group_confirm', request };
+  const write: IdempotentWrite = {
+    partnerId,
+    key,
+    operation: 'hold_group_confirm',
+    request,
+    earlierRequest: { holdGroupId, body: withoutKey(input) },
+  };
   const outcome = await retryLostRaces(async () => {
     try {
       return await holdGroups.confirm(db, {

@@ -23,6 +23,7 @@ import { ServiceUnavailableError, ValidationError, VenueNotAuthorizedError } fro
 import {
   databaseWriteOutcome,
   fingerprint,
+  withoutKey,
   type IdempotentWrite,
   type WriteOutcome,
 } from '../idempotency.ts';
@@ -48,7 +49,13 @@ export async function createHoldGroup(
   sent: unknown,
 ): Promise<WriteOutcome<holdGroups.HoldGroup>> {
   const key = input.idempotency_key;
-  const write: IdempotentWrite = { partnerId, key, operation: 'hold_group', request: sent };
+  const write: IdempotentWrite = {
+    partnerId,
+    key,
+    operation: 'hold_group',
+    request: sent,
+    earlierRequest: withoutKey(input),
+  };
   try {
     return await retryLostRaces(async () => {
       try {

@@ -30,6 +30,8 @@ export interface SeriesRequest {
   idempotencyKey: string;
   /** The body as the client sent it: the same key replays only for a body equal to it as JSON. */
   sent: unknown;
+  /** The parsed body without its key: how the release before printed it (`earlierRequest`). */
+  earlier: unknown;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function createSeries(
     key: input.idempotencyKey,
     operation: 'series',
     request: input.sent,
+    earlierRequest: input.earlier,
   };
   try {
     return await retryLostRaces(async () => {

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { insertBlackout, insertMembership, insertPriceRule } from '../../db/queries/booking-rules.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import * as venues from '../../db/queries/venues.ts';
+import { fingerprint } from '../../api/idempotency.ts';
 import { confirm, gridSlots, hold, makeBookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePackage, makePartner, makeResource } from '../helpers/factories.ts';
@@ -829,6 +830,27 @@ test('idempotency: the same key and request replays; any other request with it, 
       body: { idempotency_key: releaseKey },
     }),
     'a v1 release',
+  );
+
+  // A key the release before this one stored, under its print (the parsed body without its key),
+  // still replays for its request, and only for it.
+  const earlierKey = randomUUID();
+  const third = await placeGroup(server(), w, [await itemOf(db, w.venueId, w.court, 15, { daysAhead: 2 })]);
+  const releasedEarlier = await releaseGroup(server(), w.apiKey, third.groupId, {
+    idempotency_key: earlierKey,
+  });
+  t.is(releasedEarlier.status, 200);
+  await db('idempotency_keys')
+    .where({ partner_id: w.partnerId, key: earlierKey })
+    .update({ fingerprint: fingerprint({ holdGroupId: third.groupId, body: {} }) });
+  const replayedEarlier = await releaseGroup(server(), w.apiKey, third.groupId, {
+    idempotency_key: earlierKey,
+  });
+  t.is(replayedEarlier.status, 200, replayedEarlier.text);
+  t.deepEqual(replayedEarlier.body, releasedEarlier.body);
+  mismatch(
+    await releaseGroup(server(), w.apiKey, third.groupId, { idempotency_key: earlierKey, reason: 'x' }),
+    'another request under a key of the release before',
   );
 });
 
