@@ -61,18 +61,61 @@ export const DateOnly = z.iso
   .date({ error: 'must be a date that exists, YYYY-MM-DD', abort: true })
   .refine(yearInRange, yearMessage);
 
+/** ISO 8601's extended form: 2026-11-22T18:30:00Z, 2026-11-22T18:30+05:30, …T18:30:00,5+05. */
+const EXTENDED_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:[Zz]|([+-])(\d{2})(?::(\d{2}))?)$/;
+/** Its basic form: 20261122T183000Z, 20261122T1830+0530. */
+const BASIC_DATE_TIME =
+  /^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(?:(\d{2})(?:[.,](\d+))?)?(?:[Zz]|([+-])(\d{2})(\d{2})?)$/;
+
 /**
- * An ISO 8601 date-time with an offset (any), that exists (no 24:30, no 2027-02-29), in years 1900
- * to 9999 as written; parsed to a Date.
+ * The instant an ISO 8601 date-time with an offset names, or undefined when it is not one or names
+ * a date or time that does not exist (2027-02-29, 24:30, 18:60, an offset of +24:00). Seconds and
+ * their fraction are optional. A fraction finer than a millisecond rounds up to the next one: a Date
+ * holds milliseconds, and an instant a microsecond after a slot's start must not become that start.
  */
-export const DateTimeInput = z.iso
-  .datetime({
-    offset: true,
+export function parseIsoDateTime(text: string): Date | undefined {
+  const m = EXTENDED_DATE_TIME.exec(text) ?? BASIC_DATE_TIME.exec(text);
+  if (!m) return undefined;
+  const number = (i: number) => Number(m[i] ?? 0);
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map(number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const [offsetHours, offsetMinutes] = [number(9), number(10)];
+  const days = [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+  if (days === undefined || day < 1 || day > days) return undefined;
+  if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) return undefined;
+  const fraction = m[7] ?? '';
+  const millis = Number(fraction.slice(0, 3).padEnd(3, '0')) + (/[1-9]/.test(fraction.slice(3)) ? 1 : 0);
+  const offset = (m[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
+  const utc = new Date(0);
+  utc.setUTCFullYear(year, month - 1, day);
+  utc.setUTCHours(hour, minute - offset, second, millis);
+  return utc;
+}
+
+function isLeap(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+/**
+ * An ISO 8601 date-time with an offset (any; extended or basic form, seconds optional), that exists
+ * (no 24:30, no 2027-02-29), in years 1900 to 9999 as written; parsed to a Date (`parseIsoDateTime`).
+ * Documented as `date-time`, the RFC 3339 profile every example uses.
+ */
+export const DateTimeInput = storable(z.string())
+  .refine((value) => parseIsoDateTime(value) !== undefined, {
     error: 'must be an ISO 8601 date-time that exists, with an offset, e.g. 2026-11-22T18:30:00Z',
     abort: true,
   })
   .refine(yearInRange, yearMessage)
-  .transform((value) => new Date(value));
+  .transform((value) => parseIsoDateTime(value)!)
+  .meta({ format: 'date-time' });
 
 /**
  * A whole number written in digits (a CLI flag, an environment variable): `Number()` alone would

@@ -265,6 +265,8 @@ test('booking rules: 400 SLOT_NOT_AVAILABLE for unknown resources, off-grid, clo
   await rejected({ resource_id: 'not-a-resource' }, 'unknown resource id');
   await rejected({ resource_id: other }, "another venue's resource");
   await rejected({ slot_start: new Date(start.getTime() + 15 * 60_000) }, 'not a grid start');
+  // A Date holds milliseconds: a microsecond past a start must not be read as the start.
+  await rejected({ slot_start: start.toISOString().replace(/\.000Z$/, '.000001Z') }, 'a microsecond late');
   await rejected({ slot_duration_minutes: 90 }, 'not a multiple of the duration');
   await rejected({ slot_start: slots.at(-1)!.slot_start, slot_duration_minutes: 120 }, 'runs past closing');
   // Windows that meet no open hour of their date (the court opens 06:00 and closes 22:00): the

@@ -182,6 +182,31 @@ test('dates and date-times: years 1900 to 9999 that exist; others are 400 naming
   }
 });
 
+test('a date-time is any ISO 8601 date-time with an offset: without seconds, an hour offset, a comma, the basic form', async (t) => {
+  const { db } = database();
+  const slots = await gridSlots(db, world.venueId, world.court, 2);
+  const at = (instant: Date, minutes: number) => new Date(instant.getTime() + minutes * 60_000).toISOString();
+  const forms: [string, (instant: Date) => string][] = [
+    ['no seconds, +05:30', (i) => `${at(i, 330).slice(0, 16)}+05:30`],
+    ['an hour offset', (i) => `${at(i, 300).slice(0, 19)}+05`],
+    ['a comma before the fraction', (i) => i.toISOString().replace('.', ',')],
+    ['the basic form', (i) => i.toISOString().replace(/[-:]|\.000/g, '')],
+    ['the basic form with an offset', (i) => `${at(i, -90).slice(0, 16).replace(/[-:]/g, '')}-0130`],
+    ['lower-case t and z', (i) => i.toISOString().replace('T', 't').replace('Z', 'z')],
+  ];
+  for (const [i, [why, form]] of forms.entries()) {
+    const slot = slots[i]!;
+    const res = await hold(server(), world.apiKey, {
+      venue_id: world.venueId,
+      resource_id: world.court,
+      slot_start: form(slot.slot_start),
+    });
+    t.is(res.status, 201, `${why} (${form(slot.slot_start)}): ${res.text}`);
+    const held = await database().db('holds').where({ id: res.body.hold_id }).first();
+    t.deepEqual(held.slot_start, slot.slot_start, why);
+  }
+});
+
 test('endpoint_url must be an absolute http(s) URI: no spaces, controls, lone surrogates, credentials or port 0', async (t) => {
   for (const url of [
     ' https://partner.example.com/hooks',
