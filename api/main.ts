@@ -75,12 +75,16 @@ export async function startWeb(
 }
 
 if (import.meta.main) {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit('json');
   const log = createLogger(config.logLevel);
   await runAsProcess(log, async (signal) => {
     const metrics = new Metrics(['web']);
     const probes = await serveMetricsIfAsked(config, metrics, log);
-    const web = await startWeb(config, requireDatabaseUrl(config), log, { signal, metrics, probes });
+    const web = await startWeb(config, requireDatabaseUrl(config, undefined, 'json'), log, {
+      signal,
+      metrics,
+      probes,
+    });
     return stopInTurn(web, probes);
   });
 }

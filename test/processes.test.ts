@@ -79,17 +79,47 @@ test('a worker starts pg-boss and stops with exit 0 on SIGTERM', async (t) => {
   t.true(worker.output().includes('"workers stopped"'));
 });
 
-test('invalid configuration stops a process at start with one line naming the variable', async (t) => {
+test('npm run web and npm run worker, as the Procfile runs them: only JSON lines, and SIGTERM to npm stops the service', async (t) => {
+  for (const [script, ready] of [
+    ['web', 'web listening'],
+    ['worker', 'workers started'],
+  ] as const) {
+    const npm = spawn('npm', ['run', script], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: database().url, PORT: '0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = once(npm, 'exit') as Promise<[number | null]>;
+    await waitFor(() => output.includes(`"msg":"${ready}"`), { timeout: 60_000 });
+    const node = jsonLines(t, output).find((line) => line.msg === ready)!.pid as number;
+    t.not(node, npm.pid, 'npm runs the service as a process of its own');
+    npm.kill('SIGTERM');
+    const [code] = await exited;
+    t.is(code, 0, output);
+    t.throws(() => process.kill(node, 0), { code: 'ESRCH' }, `${script}: the service stopped with npm`);
+    jsonLines(t, output);
+  }
+});
+
+test('invalid configuration stops a process at start with one line naming the variable (JSON from web and worker)', async (t) => {
   for (const [script, env, name] of [
     ['api/main.ts', { PORT: 'abc' }, 'PORT'],
+    ['api/main.ts', { DATABASE_URL: 'postgres://postgres@[::1:5432/booking' }, 'DATABASE_URL'],
+    ['api/main.ts', { DATABASE_URL: '' }, 'DATABASE_URL'],
     ['workers/main.ts', { SERVICE_ENV: 'staging' }, 'SERVICE_ENV'],
+    ['workers/main.ts', { WEBHOOK_RETRY_DELAYS: '99999999999999,1,1,1' }, 'WEBHOOK_RETRY_DELAYS'],
     ['db/schema/migrate.ts', { DATABASE_URL: '' }, 'DATABASE_URL'],
   ] as const) {
     const bad = start(script, env);
     const [code] = (await once(bad.child, 'exit')) as [number];
     t.is(code, 1, script);
     t.is(bad.output().trim().split('\n').length, 1, bad.output());
-    t.regex(bad.output(), new RegExp(`^invalid configuration: ${name} `));
+    const line =
+      script === 'db/schema/migrate.ts' ? bad.output() : (jsonLines(t, bad.output())[0]!.msg as string);
+    t.regex(line, new RegExp(`^invalid configuration: ${name} `), `${script} ${JSON.stringify(env)}`);
   }
 });
 

@@ -150,12 +150,16 @@ async function runBatch(handler: JobHandler, batch: Job<unknown>[], deps: JobDep
 }
 
 if (import.meta.main) {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit('json');
   const log = createLogger(config.logLevel);
   await runAsProcess(log, async (signal) => {
     const metrics = new Metrics(['worker']);
     const probes = await serveMetricsIfAsked(config, metrics, log);
-    const workers = await startWorkers(config, requireDatabaseUrl(config), log, { signal, metrics, probes });
+    const workers = await startWorkers(config, requireDatabaseUrl(config, undefined, 'json'), log, {
+      signal,
+      metrics,
+      probes,
+    });
     return stopInTurn(workers, probes);
   });
 }

@@ -12,16 +12,34 @@ const POOL_MODES = ['session', 'transaction'] as const;
 
 const booleanText = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+/** The longest wait before a retry: 30 days (beyond a few thousand years it is no date at all). */
+const MAX_RETRY_DELAY_SECONDS = 2_592_000;
+
 const retryDelays = z
   .string()
-  .regex(/^\d+(,\d+)*$/, 'must be comma-separated whole seconds, e.g. 300,900,1800,3600')
+  .regex(/^\d{1,15}(,\d{1,15})*$/, 'must be comma-separated whole seconds, e.g. 300,900,1800,3600')
   .transform((v) => v.split(',').map(Number))
-  .refine((delays) => delays.length === 4, 'must list exactly 4 delays (before attempts 2, 3, 4 and 5)');
+  .refine((delays) => delays.length === 4, 'must list exactly 4 delays (before attempts 2, 3, 4 and 5)')
+  .refine(
+    (delays) => delays.every((delay) => delay <= MAX_RETRY_DELAY_SECONDS),
+    `must be at most ${MAX_RETRY_DELAY_SECONDS} seconds (30 days) each`,
+  );
+
+/** Whether a PostgreSQL URL parses as node-postgres parses it (a host-less `user@/db` included). */
+function parsesAsUrl(value: string): boolean {
+  try {
+    new URL(value.replace('@/', '@localhost/'));
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const EnvSchema = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .refine(parsesAsUrl, 'must be a postgres:// URL that parses (check its brackets and escapes)')
     .optional(),
   PORT: wholeNumberText(0, 65535).default(3000),
   SERVICE_ENV: z.enum(SERVICE_ENVS).default('local'),
@@ -134,14 +152,30 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   });
 }
 
-/** For entry points: the configuration, or one clear line on stderr and exit code 1. */
-export function loadConfigOrExit(): Config {
+/**
+ * How an entry point says its configuration is unusable: `text`, one line on stderr (ops, migrate,
+ * start: for a person at a terminal); `json`, one fatal log line on stdout, as web and worker print
+ * nothing but JSON lines (CONTRACT.md).
+ */
+export type RefusalFormat = 'text' | 'json';
+
+/** Writes `message` as `format` says, and exits with code 1. */
+function refuse(message: string, format: RefusalFormat): never {
+  if (format === 'json') {
+    process.stdout.write(
+      `${JSON.stringify({ level: 60, time: new Date().toISOString(), pid: process.pid, msg: message })}\n`,
+    );
+  } else process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+/** For entry points: the configuration, or one clear line naming the variable and exit code 1. */
+export function loadConfigOrExit(format: RefusalFormat = 'text'): Config {
   try {
     return loadConfig();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    process.exit(1);
+    refuse(err.message, format);
   }
 }
 
@@ -149,10 +183,10 @@ export function loadConfigOrExit(): Config {
  * For processes that cannot run without a database (web, worker, migrate, ops): its URL, or one
  * line naming DATABASE_URL (and `hint`, where the process has another way) and exit code 1.
  */
-export function requireDatabaseUrl(config: Config, hint?: string): string {
+export function requireDatabaseUrl(config: Config, hint?: string, format: RefusalFormat = 'text'): string {
   if (config.databaseUrl) return config.databaseUrl;
-  process.stderr.write(
-    `invalid configuration: DATABASE_URL is required for this command${hint ? ` (${hint})` : ''}\n`,
+  refuse(
+    `invalid configuration: DATABASE_URL is required for this command${hint ? ` (${hint})` : ''}`,
+    format,
   );
-  process.exit(1);
 }
