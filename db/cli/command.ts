@@ -24,7 +24,8 @@ export function defineCommand<F extends Record<string, unknown>>(command: Comman
 export class CommandError extends Error {}
 
 export const text = (max: number) => freeText({ min: 1, max });
-export const id = z.guid('must be a uuid');
+/** A uuid, written back as the API shows ids (lower case) whatever case it was typed in. */
+export const id = z.guid('must be a uuid').transform((value) => value.toLowerCase());
 export const isoDateTime = DateTimeInput;
 export const timeOfDay = z
   .string()
@@ -49,7 +50,7 @@ export const weekdays = z.string().transform((value, ctx) => {
 /** A comma-separated list of uuids. */
 export const idList = z
   .string()
-  .transform((v) => [...new Set(v.split(',').map((p) => p.trim()))])
+  .transform((v) => [...new Set(v.split(',').map((p) => p.trim().toLowerCase()))])
   .pipe(z.array(id).min(1));
 
 /** Throws CommandError unless `found`. */
