@@ -130,6 +130,9 @@ test.serial(
     t.is((await get('/api/v1/partner/venues', limited.apiKey)).status, 200);
     t.is((await get('/api/v1/partner/venues', limited.apiKey)).status, 429);
     t.is((await get('/api/v1/nowhere/8f14e45f-ceea-467f-a0e6-1b5c3f0d2a77', world.apiKey)).status, 404);
+    for (const path of ['/health', '/api/v1/health']) {
+      t.is((await fetch(`http://127.0.0.1:${webPort}${path}`)).status, 200, path);
+    }
     await waitFor(() => receiver.received.length >= 2);
 
     const webText = await scrape(webMetrics);
@@ -145,6 +148,12 @@ test.serial(
       { labels: { method: 'POST', route: '/api/v1/bookings/hold', status: '201' }, value: 1 },
     );
     t.truthy(requests.find((s) => s.labels.route === '/api/v1/partner/holds/{holdId}/cancel'));
+    t.like(
+      requests.find((s) => s.labels.route === '/api/v1/health'),
+      { value: 2 },
+      'a route and its unprefixed alias count as one, under the template with its prefix',
+    );
+    t.false(requests.some((s) => s.labels.route === '/health'));
     t.like(
       requests.find((s) => s.labels.route === 'unmatched'),
       { labels: { status: '404' } },

@@ -2,6 +2,7 @@ import type { Logger } from '../../db/platform/log.ts';
 import type { Metrics } from '../../db/platform/metrics.ts';
 import { setSpanRoute } from '../../db/platform/tracing.ts';
 import type { AppContext, AppMiddleware } from '../context.ts';
+import { API_PREFIX } from '../route.ts';
 import { requestLogFields } from './request-id.ts';
 
 /** Health probes: an orchestrator calls them every few seconds; they log at debug unless they fail. */
@@ -45,13 +46,18 @@ export function requestLog(log: Logger, metrics: Metrics): AppMiddleware {
 /** Router paths as templates, rewritten once each (the routes are a fixed set). */
 const templates = new Map<string, string>();
 
-/** The template @koa/router matched, written as /openapi.json writes it; `unmatched` for none. */
+/**
+ * The template @koa/router matched, written as /openapi.json writes it, with its prefix (a request
+ * to a route's unprefixed alias, `/health`, counts under its route, `/api/v1/health`); `unmatched`
+ * for none.
+ */
 function routeTemplate(ctx: AppContext): string {
   const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
   if (typeof matched !== 'string') return 'unmatched';
   let template = templates.get(matched);
   if (template === undefined) {
     template = matched.replace(/:(\w+)/g, '{$1}');
+    if (!template.startsWith(`${API_PREFIX}/`)) template = API_PREFIX + template;
     templates.set(matched, template);
   }
   return template;
