@@ -267,9 +267,10 @@ test('the request log names the route template; health probes log at debug unles
       else {
         t.deepEqual(
           probes.map((l) => [l.route, l.level]),
+          // An unprefixed alias is logged under its route's template, prefix and all.
           [
-            ['/health', 20],
-            ['/health/live', 20],
+            ['/api/v1/health', 20],
+            ['/api/v1/health/live', 20],
             ['/api/v1/health/ready', 20],
           ],
         );

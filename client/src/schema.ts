@@ -2796,7 +2796,7 @@ export interface operations {
         venue_id: string;
         /** @description Only the events of this resource, and the venue-wide ones. */
         resource_id?: string;
-        /** @description Where to resume, for a client that cannot set headers on its first request: any cursor `after` takes. The Last-Event-ID header wins when both are sent. */
+        /** @description Where to resume, for a client that cannot set headers on its first request: any cursor `after` takes. The Last-Event-ID header wins when both are sent, and this value is then ignored. */
         last_event_id?: string;
       };
       header?: never;
