@@ -13,7 +13,7 @@ import { watchPools } from '../db/postgres/pool-gauges.ts';
 import { readiness } from '../db/schema/readiness.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { buildApp } from './app.ts';
-import { closeGracefully, listen } from './server.ts';
+import { closeGracefully, listenStarting, type StartingServer } from './server.ts';
 
 /** How long in-flight requests get to finish after SIGTERM before their sockets are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -35,7 +35,8 @@ export interface WebOptions {
 }
 
 /**
- * Starts the API on `config.port` against `databaseUrl`, once the database answers (`signal`
+ * Starts the API on `config.port` against `databaseUrl`. It listens at once, answering its probes
+ * (live, not ready) and 503 to the rest, and serves the API once the database answers (`signal`
  * abandons the wait).
  */
 export async function startWeb(
@@ -43,6 +44,23 @@ export async function startWeb(
   databaseUrl: string,
   log: Logger,
   { signal, metrics = unserved, probes }: WebOptions = {},
+): Promise<WebServer> {
+  const listening = await listenStarting(config.port, '0.0.0.0', { sandbox: config.sandbox });
+  try {
+    return await serveWhenReady(listening, config, databaseUrl, log, { signal, metrics, probes });
+  } catch (err) {
+    listening.server.close();
+    listening.server.closeAllConnections();
+    throw err;
+  }
+}
+
+async function serveWhenReady(
+  { server, serve }: StartingServer,
+  config: Config,
+  databaseUrl: string,
+  log: Logger,
+  { signal, metrics = unserved, probes }: WebOptions,
 ): Promise<WebServer> {
   await waitForDatabase(databaseUrl, log, signal);
   const db = createDb(databaseUrl, {
@@ -58,7 +76,7 @@ export async function startWeb(
   const unwatchPools = watchPools(metrics, db, boss);
   probes?.setReadiness(() => readiness(db));
   const app = buildApp({ db, boss, config, log, metrics });
-  const server = await listen(app, config.port, '0.0.0.0');
+  serve(app);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info({ port }, 'web listening');

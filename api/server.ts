@@ -14,7 +14,13 @@ import { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { App } from './app.ts';
-import { HeadersTooLargeError, RequestTimeoutError, type DomainErrorClass } from './errors.ts';
+import { readyAnswer } from '../db/platform/metrics-server.ts';
+import {
+  HeadersTooLargeError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
+  type DomainErrorClass,
+} from './errors.ts';
 import { errorBody, statusOf } from './middleware/errors.ts';
 import { markUnreadableHeader, unreadableHeaderError } from './middleware/http-headers.ts';
 import { readRefusedHead, refusedHeader, sentRequestId, type RefusedHead } from './refused-head.ts';
@@ -25,7 +31,30 @@ const HEADERS_TIMEOUT_MS = 20_000;
 
 /** Creates the server for `app` and listens on `port` (0: any free port) of `host`. */
 export async function listen(app: App, port: number, host: string): Promise<Server> {
-  const handle = app.callback();
+  const listening = await listenStarting(port, host, { sandbox: true });
+  listening.serve(app);
+  return listening.server;
+}
+
+/** A server listening before its app can serve (`web` waiting for its database), and its switch. */
+export interface StartingServer {
+  server: Server;
+  /** From now on `app` answers every request. */
+  serve: (app: App) => void;
+}
+
+/**
+ * Listens on `port` of `host` at once, answering as a process still starting until `serve(app)`:
+ * `/health/live` 200 (the process runs), `/health/ready` and `/health` 503 saying why, anything
+ * else `503 SERVICE_UNAVAILABLE` with `Retry-After`. An orchestrator probing PORT sees the process
+ * live while it waits for PostgreSQL, as on METRICS_PORT, instead of a refused connection.
+ */
+export async function listenStarting(
+  port: number,
+  host: string,
+  { sandbox }: { sandbox: boolean },
+): Promise<StartingServer> {
+  let handle: Handler = (req, res) => Promise.resolve(answerStarting(req, res, sandbox));
   // Node would answer a missing Host itself, with a bare 400: the app refuses it with the error body.
   const options = { requestTimeout: REQUEST_TIMEOUT_MS, requireHostHeader: false };
   const server = createServer(options, (req, res) => void handle(req, res));
@@ -44,7 +73,34 @@ export async function listen(app: App, port: number, host: string): Promise<Serv
   );
   server.listen(port, host);
   await once(server, 'listening');
-  return server;
+  return {
+    server,
+    serve: (app) => {
+      handle = app.callback();
+    },
+  };
+}
+
+/** Why a starting process does not serve yet (`/health/ready` says it, as on METRICS_PORT). */
+const STARTING = 'starting: waiting for the database';
+
+/** The answers of a process that listens but has no database yet. */
+function answerStarting(req: IncomingMessage, res: ServerResponse, sandbox: boolean): void {
+  const path = (req.url ?? '/').split('?')[0]!.replace(/^\/api\/v1(?=\/)/, '');
+  const requestId = randomUUID();
+  let status: number;
+  let body: unknown;
+  if (path === '/health/live') [status, body] = [200, { status: 'ok' }];
+  else if (path === '/health/ready') ({ status, body } = readyAnswer(STARTING));
+  else if (path === '/health') {
+    [status, body] = [503, { status: 'unavailable', sandbox, timestamp: new Date().toISOString() }];
+  } else {
+    const err = new ServiceUnavailableError();
+    [status, body] = [statusOf(ServiceUnavailableError), errorBody(err, requestId)];
+    res.setHeader('Retry-After', String(err.retryAfterSeconds));
+  }
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': requestId });
+  res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body));
 }
 
 /** How long connections accepted just before a stop get to deliver their request. */

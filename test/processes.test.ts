@@ -6,6 +6,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { connect, createServer as createNetServer } from 'node:net';
 import { promisify } from 'node:util';
 import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/database-url.ts';
 import { useTestDatabase } from './helpers/database.ts';
@@ -155,6 +156,60 @@ test('web and worker started before their database wait for it, print only JSON,
     );
   }
 });
+
+test('web waiting for its database answers on PORT: live, not ready, and 503 to the API; then serves', async (t) => {
+  const port = await freePort();
+  // A port where the database will be: nothing listens there yet.
+  const dbPort = await freePort();
+  const url = new URL(database().url);
+  const later = `postgres://${url.username}@127.0.0.1:${dbPort}${url.pathname}`;
+  const web = start('api/main.ts', { DATABASE_URL: later, PORT: String(port) });
+  try {
+    await web.logLine('waiting for the database');
+    const get = async (path: string) => {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
+      return {
+        status: res.status,
+        body: (await res.json()) as Record<string, unknown>,
+        headers: res.headers,
+      };
+    };
+    t.like(await get('/health/live'), { status: 200, body: { status: 'ok' } });
+    t.like(await get('/api/v1/health/ready'), {
+      status: 503,
+      body: { status: 'unavailable', reason: 'starting: waiting for the database' },
+    });
+    t.like(await get('/health'), { status: 503, body: { status: 'unavailable' } });
+    const api = await get('/api/v1/partner/venues');
+    t.like(api, { status: 503, body: { error: 'SERVICE_UNAVAILABLE' } });
+    t.is(api.headers.get('retry-after'), '1');
+    t.is(api.body.request_id, api.headers.get('x-request-id'));
+    // The database appears (a relay to the real one): the same listener serves the API.
+    const relay = createNetServer((client) => {
+      const upstream = connect(Number(url.port || 5432), url.hostname);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    relay.listen(dbPort, '127.0.0.1');
+    t.teardown(() => relay.close());
+    await web.logLine('web listening');
+    t.like(await get('/health/ready'), { status: 200 });
+    t.is((await get('/api/v1/partner/venues')).status, 401, 'the API answers: a key is missing');
+  } finally {
+    t.is(await stop(web), 0, web.output());
+  }
+});
+
+/** A TCP port nothing listens on (just now). */
+async function freePort(): Promise<number> {
+  const probe = createNetServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}
 
 test('a database that refuses outright stops web and worker with one fatal JSON line', async (t) => {
   const missing = database().url.replace(/\/[^/]*$/, '/no_such_database');
