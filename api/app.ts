@@ -119,8 +119,9 @@ function handle(route: Route, deps: AppDeps): AppMiddleware {
  * on a tie: it is the smaller), or as they are when it accepts neither.
  */
 function encoded(ctx: AppContext, body: TypedBytes): Buffer {
-  if (!body.compressed) return body.bytes;
+  if (!body.compressible) return body.bytes;
   ctx.vary('Accept-Encoding');
+  if (!body.compressed) return body.bytes;
   const accepted = ctx.get('accept-encoding');
   const br = quality(accepted, 'br');
   const gzip = quality(accepted, 'gzip');

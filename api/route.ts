@@ -4,7 +4,8 @@
  * the same schemas) and `api/openapi.ts` builds the OpenAPI document from it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 import type { z } from 'zod';
 import type { AppDeps } from './context.ts';
 import type { DomainErrorClass } from './errors.ts';
@@ -67,6 +68,8 @@ export class TypedBytes {
    * whichever the client accepts. Dynamic bodies have none, and go as they are.
    */
   compressed?: { br: Buffer; gzip: Buffer };
+  /** Set by `precompressed()` at once: its answers vary by Accept-Encoding, compressed forms or not yet. */
+  compressible = false;
   constructor(mediaType: string, bytes: Buffer) {
     this.mediaType = mediaType;
     this.bytes = bytes;
@@ -74,20 +77,29 @@ export class TypedBytes {
 }
 
 /**
- * `body` with its Brotli and gzip forms made once, now: for the large bodies that never change (the
- * OpenAPI document, the reference page's script and stylesheet), so that serving them compressed
- * costs nothing per request. Never for streams, which must reach the client as they are written.
+ * `body`, with its Brotli and gzip forms made once, in the background: for the large bodies that
+ * never change (the OpenAPI document, the reference page's script and stylesheet), so that serving
+ * them compressed costs nothing per request. Until both forms are ready the body is served as it is:
+ * Brotli at its best quality takes seconds for the reference page's script (5 s here), and made on
+ * the event loop it held up every request of every partner meanwhile. Never for streams, which
+ * must reach the client as they are written.
  */
 export function precompressed<B extends TypedBytes>(body: B): B {
-  body.compressed = {
-    br: brotliCompressSync(body.bytes, {
-      params: {
-        [zlibConstants.BROTLI_PARAM_QUALITY]: 11,
-        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.bytes.length,
-      },
-    }),
-    gzip: gzipSync(body.bytes, { level: 9 }),
-  };
+  body.compressible = true;
+  const br = promisify(brotliCompress)(body.bytes, {
+    params: {
+      [zlibConstants.BROTLI_PARAM_QUALITY]: 11,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.bytes.length,
+    },
+  });
+  const gzipped = promisify(gzip)(body.bytes, { level: 9 });
+  Promise.all([br, gzipped]).then(
+    ([brotli, gz]) => {
+      body.compressed = { br: brotli, gzip: gz };
+    },
+    // Served as it is, then: compression is an optimisation.
+    () => undefined,
+  );
   return body;
 }
 

@@ -12,6 +12,8 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import puppeteer from 'puppeteer-core';
 import { useTestDatabase } from '../helpers/database.ts';
 import { call, rawCall, useTestServer } from '../helpers/http.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { precompressed, TypedBytes } from '../../api/route.ts';
 
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
@@ -99,6 +101,10 @@ test('the document, the page and its script and stylesheet go compressed to a cl
     t.is(plain.status, 200, target);
     t.is(plain.headers.get('content-encoding'), null, `${target}: as is, unasked`);
     t.is(plain.headers.get('vary'), 'Accept-Encoding', target);
+    // Compressed in the background on first use, served as is until then.
+    await waitFor(async () => (await rawBytes(target, 'br')).headers.get('content-encoding') === 'br', {
+      timeout: 60_000,
+    });
     for (const [accept, encoding, decode] of [
       ['gzip, deflate, br', 'br', brotliDecompressSync],
       ['gzip', 'gzip', gunzipSync],
@@ -122,6 +128,15 @@ test('the document, the page and its script and stylesheet go compressed to a cl
   }
   // The icon is compressed already.
   t.is((await rawBytes('/docs-assets/favicon-32x32.png', 'br')).headers.get('content-encoding'), null);
+});
+
+test('a large body is compressed in the background: returned at once, served as is until ready', async (t) => {
+  const text = Array.from({ length: 200_000 }, (_, i) => `line ${i} of a large script\n`).join('');
+  const body = precompressed(new TypedBytes('text/javascript; charset=utf-8', Buffer.from(text)));
+  t.is(body.compressed, undefined, 'nothing compressed on the event loop');
+  await waitFor(() => body.compressed !== undefined, { timeout: 60_000 });
+  t.is(brotliDecompressSync(body.compressed!.br).toString('utf8'), text);
+  t.is(gunzipSync(body.compressed!.gzip).toString('utf8'), text);
 });
 
 /** GET `target` with `Accept-Encoding: accept`, the body as the bytes that came. */
