@@ -14,7 +14,7 @@ import { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { App } from './app.ts';
-import { readyAnswer } from '../db/platform/metrics-server.ts';
+import { readyAnswer, STARTING } from '../db/platform/metrics-server.ts';
 import {
   HeadersTooLargeError,
   RequestTimeoutError,
@@ -80,9 +80,6 @@ export async function listenStarting(
     },
   };
 }
-
-/** Why a starting process does not serve yet (`/health/ready` says it, as on METRICS_PORT). */
-const STARTING = 'starting: waiting for the database';
 
 /** The answers of a process that listens but has no database yet. */
 function answerStarting(req: IncomingMessage, res: ServerResponse, sandbox: boolean): void {

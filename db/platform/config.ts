@@ -12,7 +12,10 @@ const POOL_MODES = ['session', 'transaction'] as const;
 
 const booleanText = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
-/** The longest wait before a retry: 30 days (beyond a few thousand years it is no date at all). */
+/**
+ * The longest wait before a retry: 30 days. Nobody means a longer one, and one past what
+ * PostgreSQL's timestamps hold (some 9e12 s) left a failed attempt that could not be recorded.
+ */
 const MAX_RETRY_DELAY_SECONDS = 2_592_000;
 
 const retryDelays = z

@@ -13,6 +13,9 @@ import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 
+/** Why a process that listens but has no database yet is not ready (here and on PORT). */
+export const STARTING = 'starting: waiting for the database';
+
 /** Why the process cannot serve yet, or undefined when it can. */
 export type ReadinessCheck = () => Promise<string | undefined>;
 
@@ -49,7 +52,7 @@ export async function serveMetricsIfAsked(
 /** Serves `metrics` (with the default process metrics added) on `port` of every interface. */
 export async function serveMetrics(metrics: Metrics, port: number, log: Logger): Promise<MetricsServer> {
   metrics.collectDefaults();
-  let readiness: ReadinessCheck = () => Promise.resolve('starting: waiting for the database');
+  let readiness: ReadinessCheck = () => Promise.resolve(STARTING);
   const server = createServer((req, res) => {
     answer(req, res, metrics, readiness).catch((err: unknown) => {
       log.warn({ err: err instanceof Error ? err.message : String(err) }, 'metrics request failed');
