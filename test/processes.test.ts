@@ -162,8 +162,10 @@ test('web waiting for its database answers on PORT: live, not ready, and 503 to 
   // A port where the database will be: nothing listens there yet.
   const dbPort = await freePort();
   const url = new URL(database().url);
-  const later = `postgres://${url.username}@127.0.0.1:${dbPort}${url.pathname}`;
-  const web = start('api/main.ts', { DATABASE_URL: later, PORT: String(port) });
+  const later = new URL(database().url);
+  later.hostname = '127.0.0.1';
+  later.port = String(dbPort);
+  const web = start('api/main.ts', { DATABASE_URL: later.toString(), PORT: String(port) });
   try {
     await web.logLine('waiting for the database');
     const get = async (path: string) => {
