@@ -38,7 +38,7 @@ export interface IdempotentWrite {
   request: unknown;
   /**
    * How the release before this one printed the same request, for the new writes, whose print was
-   * then their parsed body without its key (`withoutKey()`), and is now their body as sent: a key
+   * then their parsed body without its key, and is now their body as sent (`sentRequest()`): a key
    * that release stored still replays for its request until it ages out (RETENTION_DAYS). The two
    * prints never meet by chance: a body as sent always has its key, an earlier print never.
    */
@@ -123,10 +123,21 @@ function assertSameWrite(
   }
 }
 
-/** A parsed body without its idempotency key: how the new writes' requests were printed before. */
-export function withoutKey<T extends { idempotency_key: string }>(body: T): Omit<T, 'idempotency_key'> {
-  const { idempotency_key: _key, ...rest } = body;
-  return rest;
+/**
+ * What a new write (hold-group create, confirm and release; series create, cancel and refund)
+ * compares under its key: its body as sent (`sent`, RouteInput's), beside the path's id when it has
+ * one; and, as `earlierRequest`, the same request as the release before printed it, from the parsed
+ * body without its key.
+ */
+export function sentRequest(
+  sent: unknown,
+  parsed: { idempotency_key: string },
+  path?: Record<string, string>,
+): Pick<IdempotentWrite, 'request' | 'earlierRequest'> {
+  const { idempotency_key: _key, ...earlier } = parsed;
+  return path
+    ? { request: { ...path, body: sent }, earlierRequest: { ...path, body: earlier } }
+    : { request: sent, earlierRequest: earlier };
 }
 
 /** A stable hash of a request: the same fields and values give the same print, in any key order. */

@@ -14,6 +14,7 @@ import { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { App } from './app.ts';
+import { API_PREFIX } from './route.ts';
 import { readyAnswer, STARTING } from '../db/platform/metrics-server.ts';
 import {
   HeadersTooLargeError,
@@ -83,13 +84,14 @@ export async function listenStarting(
 
 /** The answers of a process that listens but has no database yet. */
 function answerStarting(req: IncomingMessage, res: ServerResponse, sandbox: boolean): void {
-  const path = (req.url ?? '/').split('?')[0]!.replace(/^\/api\/v1(?=\/)/, '');
+  const path = (req.url ?? '/').split('?')[0]!;
+  const route = path.startsWith(`${API_PREFIX}/`) ? path.slice(API_PREFIX.length) : path;
   const requestId = randomUUID();
   let status: number;
   let body: unknown;
-  if (path === '/health/live') [status, body] = [200, { status: 'ok' }];
-  else if (path === '/health/ready') ({ status, body } = readyAnswer(STARTING));
-  else if (path === '/health') {
+  if (route === '/health/live') [status, body] = [200, { status: 'ok' }];
+  else if (route === '/health/ready') ({ status, body } = readyAnswer(STARTING));
+  else if (route === '/health') {
     [status, body] = [503, { status: 'unavailable', sandbox, timestamp: new Date().toISOString() }];
   } else {
     const err = new ServiceUnavailableError();

@@ -29,11 +29,12 @@ export function parseCursor(cursor: string): FeedPosition | undefined {
   let position = 0n;
   for (const digit of head) position = position * 36n + BigInt(parseInt(digit, 36));
   if (position > 2n ** 62n) return undefined;
+  const k = tail === undefined ? null : parseInt(tail, 36);
   // Position 0 is the empty log's: no change, so no event, has it.
-  if (position === 0n && tail !== undefined) return undefined;
+  if (position === 0n && k !== null) return undefined;
   // Written without leading zeros: another spelling of the same place was not written here.
-  if (cursorOf({ position, k: tail === undefined ? null : parseInt(tail, 36) }) !== cursor) return undefined;
-  return { position, k: tail === undefined ? null : parseInt(tail, 36) };
+  if (cursorOf({ position, k }) !== cursor) return undefined;
+  return { position, k };
 }
 
 /** Whether `event` (a change's position and its place in it) comes after `after`. */

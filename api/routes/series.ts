@@ -9,7 +9,7 @@ import {
   SeriesNotFoundError,
   VenueNotAuthorizedError,
 } from '../errors.ts';
-import { presented, withoutKey } from '../idempotency.ts';
+import { presented, sentRequest } from '../idempotency.ts';
 import { presentSeries, presentSeriesChange, presentSeriesPreview } from '../presenters/series.ts';
 import { defineRoute } from '../route.ts';
 import {
@@ -172,8 +172,7 @@ export const seriesRoutes = [
         onConflict: body.on_conflict,
         minOccurrences: body.min_occurrences,
         idempotencyKey: body.idempotency_key,
-        sent,
-        earlier: withoutKey(body),
+        compared: sentRequest(sent, body),
       });
       return { status: 201, body: presented(created, presentSeries) };
     },

@@ -18,7 +18,7 @@ import * as bookings from '../../db/queries/bookings.ts';
 import * as purchases from '../../db/queries/package-purchases.ts';
 import * as series from '../../db/queries/series.ts';
 import { InvalidFieldError, InvalidHoldStateError } from '../errors.ts';
-import { withIdempotency, withoutKey, type IdempotentWrite, type WriteOutcome } from '../idempotency.ts';
+import { sentRequest, withIdempotency, type IdempotentWrite, type WriteOutcome } from '../idempotency.ts';
 import { lockOwnSeries } from './own-records.ts';
 
 /** A change of a series from an occurrence on, as the partner asked for it. */
@@ -64,13 +64,7 @@ function changeSeries(
   operation: 'series_cancel' | 'series_refund',
 ): Promise<WriteOutcome<series.ChangedSeries>> {
   const key = input.idempotency_key;
-  const write: IdempotentWrite = {
-    partnerId,
-    key,
-    operation,
-    request: { seriesId, body: sent },
-    earlierRequest: { seriesId, body: withoutKey(input) },
-  };
+  const write: IdempotentWrite = { partnerId, key, operation, ...sentRequest(sent, input, { seriesId }) };
   const cancel = operation === 'series_cancel';
   return transaction(db, async (trx) => {
     const locked = await lockOwnSeries(trx, partnerId, seriesId);

@@ -23,7 +23,7 @@ import {
 import {
   databaseWriteOutcome,
   fingerprint,
-  withoutKey,
+  sentRequest,
   type IdempotentWrite,
   type WriteOutcome,
 } from '../idempotency.ts';
@@ -50,20 +50,18 @@ export async function confirmHoldGroup(
   sent: unknown,
 ): Promise<WriteOutcome<holdGroups.ConfirmedHoldGroup>> {
   const key = input.idempotency_key;
-  const request = { holdGroupId, body: sent };
   const write: IdempotentWrite = {
     partnerId,
     key,
     operation: 'hold_group_confirm',
-    request,
-    earlierRequest: { holdGroupId, body: withoutKey(input) },
+    ...sentRequest(sent, input, { holdGroupId }),
   };
   const outcome = await retryLostRaces(async () => {
     try {
       return await holdGroups.confirm(db, {
         partnerId,
         idempotencyKey: key,
-        fingerprint: fingerprint(request),
+        fingerprint: fingerprint(write.request),
         groupId: holdGroupId,
         paymentReference: input.payment_reference,
         customerName: input.customer_name,

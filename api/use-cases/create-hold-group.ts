@@ -23,7 +23,7 @@ import { ServiceUnavailableError, ValidationError, VenueNotAuthorizedError } fro
 import {
   databaseWriteOutcome,
   fingerprint,
-  withoutKey,
+  sentRequest,
   type IdempotentWrite,
   type WriteOutcome,
 } from '../idempotency.ts';
@@ -49,20 +49,14 @@ export async function createHoldGroup(
   sent: unknown,
 ): Promise<WriteOutcome<holdGroups.HoldGroup>> {
   const key = input.idempotency_key;
-  const write: IdempotentWrite = {
-    partnerId,
-    key,
-    operation: 'hold_group',
-    request: sent,
-    earlierRequest: withoutKey(input),
-  };
+  const write: IdempotentWrite = { partnerId, key, operation: 'hold_group', ...sentRequest(sent, input) };
   try {
     return await retryLostRaces(async () => {
       try {
         const outcome = await holdGroups.place(deps.db, {
           partnerId,
           idempotencyKey: key,
-          fingerprint: fingerprint(sent),
+          fingerprint: fingerprint(write.request),
           venueId: input.venue_id,
           items: input.items,
           customerPhone: input.customer_phone ?? null,

@@ -28,10 +28,8 @@ export interface SeriesRequest {
   onConflict: 'reject' | 'skip';
   minOccurrences: number;
   idempotencyKey: string;
-  /** The body as the client sent it: the same key replays only for a body equal to it as JSON. */
-  sent: unknown;
-  /** The parsed body without its key: how the release before printed it (`earlierRequest`). */
-  earlier: unknown;
+  /** What the key compares (`sentRequest()` of the body as sent and as parsed). */
+  compared: Pick<IdempotentWrite, 'request' | 'earlierRequest'>;
 }
 
 /**
@@ -47,8 +45,7 @@ export async function createSeries(
     partnerId,
     key: input.idempotencyKey,
     operation: 'series',
-    request: input.sent,
-    earlierRequest: input.earlier,
+    ...input.compared,
   };
   try {
     return await retryLostRaces(async () => {
@@ -57,7 +54,7 @@ export async function createSeries(
           ...input.pattern,
           partnerId,
           idempotencyKey: input.idempotencyKey,
-          fingerprint: fingerprint(input.sent),
+          fingerprint: fingerprint(write.request),
           onConflict: input.onConflict,
           minOccurrences: input.minOccurrences,
         });

@@ -13,7 +13,7 @@ import { transaction } from '../../db/postgres/transaction.ts';
 import * as holdGroups from '../../db/queries/hold-groups.ts';
 import * as holds from '../../db/queries/holds.ts';
 import { HoldExpiredError, InvalidHoldStateError } from '../errors.ts';
-import { withIdempotency, withoutKey, type IdempotentWrite, type WriteOutcome } from '../idempotency.ts';
+import { sentRequest, withIdempotency, type IdempotentWrite, type WriteOutcome } from '../idempotency.ts';
 import type { ChangeRequest } from './change-booking.ts';
 import { lockOwnHoldGroup } from './own-records.ts';
 
@@ -32,8 +32,7 @@ export async function releaseHoldGroup(
     partnerId,
     key: input.idempotency_key,
     operation: 'hold_group_release',
-    request: { holdGroupId, body: sent },
-    earlierRequest: { holdGroupId, body: withoutKey(input) },
+    ...sentRequest(sent, input, { holdGroupId }),
   };
   return transaction(db, async (trx) => {
     const group = await lockOwnHoldGroup(trx, partnerId, holdGroupId);

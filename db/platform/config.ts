@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { wholeNumberText } from './input.ts';
+import { createLogger } from './log.ts';
 
 const SERVICE_ENVS = ['local', 'sandbox', 'production'] as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -162,13 +163,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  */
 export type RefusalFormat = 'text' | 'json';
 
-/** Writes `message` as `format` says, and exits with code 1. */
+/** Writes `message` as `format` says (a fatal line is written at once), and exits with code 1. */
 function refuse(message: string, format: RefusalFormat): never {
-  if (format === 'json') {
-    process.stdout.write(
-      `${JSON.stringify({ level: 60, time: new Date().toISOString(), pid: process.pid, msg: message })}\n`,
-    );
-  } else process.stderr.write(`${message}\n`);
+  if (format === 'json') createLogger('fatal').fatal(message);
+  else process.stderr.write(`${message}\n`);
   process.exit(1);
 }
 

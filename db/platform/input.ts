@@ -78,13 +78,13 @@ export function parseIsoDateTime(text: string): Date | undefined {
   const m = EXTENDED_DATE_TIME.exec(text) ?? BASIC_DATE_TIME.exec(text);
   if (!m) return undefined;
   const number = (i: number) => Number(m[i] ?? 0);
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map(number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
+  const [year, month, day, hour, minute, second] = [
+    number(1),
+    number(2),
+    number(3),
+    number(4),
+    number(5),
+    number(6),
   ];
   const [offsetHours, offsetMinutes] = [number(9), number(10)];
   const days = [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
@@ -109,12 +109,17 @@ function isLeap(year: number): boolean {
  * Documented as `date-time`, the RFC 3339 profile every example uses.
  */
 export const DateTimeInput = storable(z.string())
-  .refine((value) => parseIsoDateTime(value) !== undefined, {
-    error: 'must be an ISO 8601 date-time that exists, with an offset, e.g. 2026-11-22T18:30:00Z',
-    abort: true,
+  .transform((value, ctx) => {
+    const instant = parseIsoDateTime(value);
+    const message = !instant
+      ? 'must be an ISO 8601 date-time that exists, with an offset, e.g. 2026-11-22T18:30:00Z'
+      : !yearInRange(value)
+        ? yearMessage
+        : undefined;
+    if (message === undefined) return instant!;
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
   })
-  .refine(yearInRange, yearMessage)
-  .transform((value) => parseIsoDateTime(value)!)
   .meta({ format: 'date-time' });
 
 /**

@@ -4,7 +4,7 @@
  * now, held_until), operator ranges, cursors and paging, the snapshot cursor, expiry, and the
  * order of checks.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import * as grants from '../../db/queries/venue-grants.ts';
 import {
@@ -15,6 +15,7 @@ import {
   holdSlot,
   localDate,
   makeBookingWorld,
+  type BookingWorld,
   releaseHold,
 } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
@@ -118,15 +119,24 @@ test('a hold, its confirm and a cancel each list the slot as availability shows 
   t.is(Number((await db('availability_changes').where({ venue_id: w.venueId }).count({ n: '*' }))[0]!.n), 3);
 });
 
-test('a convertible whole and its parts: a change lists the slots of every resource sharing a unit', async (t) => {
-  const { w, cursor } = await world();
-  const [slot] = await gridSlots(database().db, w.venueId, w.full, 1);
+/**
+ * Holds the convertible whole's first slot `daysAhead` days ahead: one change of three events (the
+ * whole and its two halves).
+ */
+async function holdWhole(t: ExecutionContext, w: BookingWorld, daysAhead: number) {
+  const [slot] = await gridSlots(database().db, w.venueId, w.full, daysAhead);
   const held = await hold(server, w.apiKey, {
     venue_id: w.venueId,
     resource_id: w.full,
     slot_start: slot!.slot_start,
   });
   t.is(held.status, 201, held.text);
+  return held;
+}
+
+test('a convertible whole and its parts: a change lists the slots of every resource sharing a unit', async (t) => {
+  const { w, cursor } = await world();
+  const held = await holdWhole(t, w, 1);
   const { events } = await pollAll(server, w.apiKey, w.venueId, cursor);
   t.deepEqual(
     events.map((e) => e.resource_id).sort(),
@@ -284,13 +294,7 @@ test.serial(
   'paging through the log’s last change one event at a time ends past it, never back inside it',
   async (t) => {
     const { w, cursor } = await world();
-    const [slot] = await gridSlots(database().db, w.venueId, w.full, 2);
-    const held = await hold(server, w.apiKey, {
-      venue_id: w.venueId,
-      resource_id: w.full,
-      slot_start: slot!.slot_start,
-    });
-    t.is(held.status, 201, held.text);
+    await holdWhole(t, w, 2);
     const seen: string[] = [];
     let after = cursor;
     for (let page = 0; page < 10; page++) {
@@ -377,13 +381,7 @@ test('a cursor expires for a venue once a change after it is older than the rete
 test('a cursor within a change expires with that change: the rest of its events are after it', async (t) => {
   const { db } = database();
   const { w, cursor } = await world();
-  const [slot] = await gridSlots(db, w.venueId, w.full, 3);
-  const held = await hold(server, w.apiKey, {
-    venue_id: w.venueId,
-    resource_id: w.full,
-    slot_start: slot!.slot_start,
-  });
-  t.is(held.status, 201, held.text);
+  await holdWhole(t, w, 3);
   const { events } = await pollAll(server, w.apiKey, w.venueId, cursor);
   t.is(events.length, 3);
   const within = events[0]!.cursor as string;
