@@ -2,8 +2,8 @@
 -- expired for the venue: a change of the venue positioned after it (or not positioned yet, which
 -- will be) was recorded longer ago than the retention, whether or not retention has deleted it yet
 -- (availability_change_purges remembers the last position it deleted per venue). A quiet venue's
--- cursor never expires. The web process passes its own retention setting, and for a cursor within a
--- change (an event's) the position before that change, whose other events lie after the cursor.
+-- cursor never expires. The web process passes its own retention setting, and for an event's cursor
+-- the position of its change.
 create or replace function availability_cursor_expired(p_venue_id uuid, p_position bigint, p_retention_seconds integer)
 returns boolean
 language plpgsql stable as $$

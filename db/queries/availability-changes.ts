@@ -53,8 +53,9 @@ export async function eventsAfter(
 
 /**
  * Whether a cursor has expired for the venue (availability_cursor_expired()): a change of the venue
- * after it is older than the retention. A cursor within a change (an event's) lies before the rest of
- * that change's events, so the change itself counts as after it.
+ * positioned after its change is older than the retention. An event's cursor is judged by the
+ * change it lies in, as CONTRACT.md keeps a quiet venue's cursor valid however old: the last event
+ * a client read stays a cursor to resume from (that change is not positioned after it).
  */
 export async function cursorExpired(
   db: Knex,
@@ -62,10 +63,9 @@ export async function cursorExpired(
   cursor: FeedPosition,
   retentionSeconds: number,
 ): Promise<boolean> {
-  const before = cursor.k === null ? cursor.position : cursor.position - 1n;
   const { rows } = await db.raw<{ rows: { expired: boolean }[] }>(
     'select availability_cursor_expired(?, ?::bigint, ?) as expired',
-    [venueId, before.toString(), retentionSeconds],
+    [venueId, cursor.position.toString(), retentionSeconds],
   );
   return rows[0]!.expired;
 }
