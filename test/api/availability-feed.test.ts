@@ -392,10 +392,16 @@ test('an event’s cursor at a quiet venue never expires: its change is not afte
     .where({ venue_id: w.venueId })
     .update({ recorded_at: db.raw("now() - interval '2 minutes'") });
   // The last event a client read resumes the feed; one within the change lists the rest of it.
-  const last = await poll(shortRetention, w.apiKey, { venue_id: w.venueId, after: events.at(-1)!.cursor });
+  const last = await poll(shortRetention, w.apiKey, {
+    venue_id: w.venueId,
+    after: events.at(-1)!.cursor as string,
+  });
   t.is(last.status, 200, last.text);
   t.deepEqual(last.body.data, []);
-  const within = await poll(shortRetention, w.apiKey, { venue_id: w.venueId, after: events[0]!.cursor });
+  const within = await poll(shortRetention, w.apiKey, {
+    venue_id: w.venueId,
+    after: events[0]!.cursor as string,
+  });
   t.is(within.status, 200, within.text);
   t.deepEqual(
     within.body.data.map((e: { cursor: string }) => e.cursor),
@@ -407,7 +413,10 @@ test('an event’s cursor at a quiet venue never expires: its change is not afte
   await db('availability_changes')
     .where({ venue_id: w.venueId })
     .update({ recorded_at: db.raw("now() - interval '2 minutes'") });
-  const expired = await poll(shortRetention, w.apiKey, { venue_id: w.venueId, after: events.at(-1)!.cursor });
+  const expired = await poll(shortRetention, w.apiKey, {
+    venue_id: w.venueId,
+    after: events.at(-1)!.cursor as string,
+  });
   t.is(expired.status, 410, expired.text);
 });
 
