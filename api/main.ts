@@ -12,6 +12,7 @@ import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
 import { watchPools } from '../db/postgres/pool-gauges.ts';
 import { readiness } from '../db/schema/readiness.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
+import { waitForMigrations } from '../db/schema/wait-for-migrations.ts';
 import { buildApp } from './app.ts';
 import { closeGracefully, listenStarting, type StartingServer } from './server.ts';
 
@@ -36,8 +37,8 @@ export interface WebOptions {
 
 /**
  * Starts the API on `config.port` against `databaseUrl`. It listens at once, answering its probes
- * (live, not ready) and 503 to the rest, and serves the API once the database answers (`signal`
- * abandons the wait).
+ * (live, not ready) and 503 to the rest, and serves the API once the database answers and its
+ * migrations are applied (`signal` abandons the wait).
  */
 export async function startWeb(
   config: Config,
@@ -56,7 +57,7 @@ export async function startWeb(
 }
 
 async function serveWhenReady(
-  { server, serve }: StartingServer,
+  { server, serve, notReady }: StartingServer,
   config: Config,
   databaseUrl: string,
   log: Logger,
@@ -71,6 +72,18 @@ async function serveWhenReady(
     lockTimeoutMs: config.databaseLockTimeoutMs,
     poolMode: config.databasePoolMode,
   });
+  try {
+    await waitForMigrations(db, log, {
+      signal,
+      onWaiting: (reason) => {
+        notReady(reason);
+        probes?.setReadiness(() => Promise.resolve(reason));
+      },
+    });
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
   const boss = createBoss(databaseUrl, 'web', log);
   await boss.start();
   const unwatchPools = watchPools(metrics, db, boss);

@@ -42,20 +42,24 @@ export interface StartingServer {
   server: Server;
   /** From now on `app` answers every request. */
   serve: (app: App) => void;
+  /** Why it is not ready yet, from now on (at first: waiting for the database). */
+  notReady: (reason: string) => void;
 }
 
 /**
  * Listens on `port` of `host` at once, answering as a process still starting until `serve(app)`:
  * `/health/live` 200 (the process runs), `/health/ready` and `/health` 503 saying why, anything
  * else `503 SERVICE_UNAVAILABLE` with `Retry-After`. An orchestrator probing PORT sees the process
- * live while it waits for PostgreSQL, as on METRICS_PORT, instead of a refused connection.
+ * live while it waits for PostgreSQL and its migrations, as on METRICS_PORT, instead of a refused
+ * connection.
  */
 export async function listenStarting(
   port: number,
   host: string,
   { sandbox }: { sandbox: boolean },
 ): Promise<StartingServer> {
-  let handle: Handler = (req, res) => Promise.resolve(answerStarting(req, res, sandbox));
+  let reason = STARTING;
+  let handle: Handler = (req, res) => Promise.resolve(answerStarting(req, res, sandbox, reason));
   // Node would answer a missing Host itself, with a bare 400: the app refuses it with the error body.
   const options = { requestTimeout: REQUEST_TIMEOUT_MS, requireHostHeader: false };
   const server = createServer(options, (req, res) => void handle(req, res));
@@ -79,18 +83,21 @@ export async function listenStarting(
     serve: (app) => {
       handle = app.callback();
     },
+    notReady: (why) => {
+      reason = why;
+    },
   };
 }
 
-/** The answers of a process that listens but has no database yet. */
-function answerStarting(req: IncomingMessage, res: ServerResponse, sandbox: boolean): void {
+/** The answers of a process that listens but cannot serve yet, for `reason`. */
+function answerStarting(req: IncomingMessage, res: ServerResponse, sandbox: boolean, reason: string): void {
   const path = (req.url ?? '/').split('?')[0]!;
   const route = path.startsWith(`${API_PREFIX}/`) ? path.slice(API_PREFIX.length) : path;
   const requestId = randomUUID();
   let status: number;
   let body: unknown;
   if (route === '/health/live') [status, body] = [200, { status: 'ok' }];
-  else if (route === '/health/ready') ({ status, body } = readyAnswer(STARTING));
+  else if (route === '/health/ready') ({ status, body } = readyAnswer(reason));
   else if (route === '/health') {
     [status, body] = [503, { status: 'unavailable', sandbox, timestamp: new Date().toISOString() }];
   } else {

@@ -8,6 +8,7 @@ import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer as createNetServer } from 'node:net';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/database-url.ts';
 import { useTestDatabase } from './helpers/database.ts';
 import { makeBookingWorld } from './helpers/booking.ts';
@@ -198,6 +199,75 @@ test('web waiting for its database answers on PORT: live, not ready, and 503 to 
     await web.logLine('web listening');
     t.like(await get('/health/ready'), { status: 200 });
     t.is((await get('/api/v1/partner/venues')).status, 401, 'the API answers: a key is missing');
+  } finally {
+    t.is(await stop(web), 0, web.output());
+  }
+});
+
+test('web and worker on a database never migrated wait for npm run migrate, live and not ready; then serve', async (t) => {
+  const { adminUrl } = database();
+  const name = `bt_unmigrated_${Date.now()}`;
+  await ensureDatabase(adminUrl, name);
+  const url = withDatabase(adminUrl, name);
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const web = start('api/main.ts', { DATABASE_URL: url, PORT: String(port) });
+  const worker = start('workers/main.ts', { DATABASE_URL: url, METRICS_PORT: String(metricsPort) });
+  try {
+    await Promise.all([
+      web.logLine('waiting for the migrations'),
+      worker.logLine('waiting for the migrations'),
+    ]);
+    const pending = /^starting: waiting for npm run migrate \(\d+ migrations pending\)$/;
+    for (const ready of [
+      `http://127.0.0.1:${port}/health/ready`,
+      `http://127.0.0.1:${metricsPort}/health/ready`,
+    ]) {
+      const res = await fetch(ready);
+      t.is(res.status, 503);
+      t.regex(((await res.json()) as { reason: string }).reason, pending);
+    }
+    t.is((await fetch(`http://127.0.0.1:${port}/health/live`)).status, 200);
+    const api = await fetch(`http://127.0.0.1:${port}/api/v1/partner/venues`);
+    t.is(api.status, 503);
+    t.is(api.headers.get('retry-after'), '1');
+
+    await promisify(execFile)(process.execPath, ['db/schema/migrate.ts'], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: url },
+    });
+    await Promise.all([web.logLine('web listening'), worker.logLine('workers started')]);
+    t.is((await fetch(`http://127.0.0.1:${port}/health/ready`)).status, 200);
+    t.is((await fetch(`http://127.0.0.1:${metricsPort}/health/ready`)).status, 200);
+    t.is((await fetch(`http://127.0.0.1:${port}/api/v1/partner/venues`)).status, 401, 'the API answers');
+  } finally {
+    t.is(await stop(web), 0, web.output());
+    t.is(await stop(worker), 0, worker.output());
+    await dropDatabase(adminUrl, name);
+  }
+  for (const process of [web, worker]) {
+    t.false(
+      jsonLines(t, process.output()).some((line) => (line.level as number) >= 50),
+      process.output(),
+    );
+  }
+});
+
+test('web started while a migrate is under way waits for it to finish', async (t) => {
+  // The migrate's lock, held as a migrate holds it while it changes the schema.
+  const migrating = new pg.Client({ connectionString: database().url });
+  await migrating.connect();
+  t.teardown(() => migrating.end());
+  await migrating.query("select pg_advisory_lock('7165064483209717537'::bigint)");
+  const port = await freePort();
+  const web = start('api/main.ts', { PORT: String(port) });
+  try {
+    await web.logLine('waiting for the migrations');
+    const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
+    t.like(await res.json(), { reason: 'starting: waiting for npm run migrate to finish' });
+    t.false(web.output().includes('web listening'));
+    await migrating.query("select pg_advisory_unlock('7165064483209717537'::bigint)");
+    await web.logLine('web listening');
+    t.is((await fetch(`http://127.0.0.1:${port}/health/ready`)).status, 200);
   } finally {
     t.is(await stop(web), 0, web.output());
   }

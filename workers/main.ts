@@ -13,6 +13,7 @@ import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
 import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
 import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
+import { waitForMigrations } from '../db/schema/wait-for-migrations.ts';
 import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
 import { handlers } from './registry.ts';
 import { startDispatcher, type Dispatcher } from './webhook-dispatcher.ts';
@@ -47,7 +48,7 @@ export interface WorkerOptions {
   probes?: { setReadiness(check: ReadinessCheck): void } | undefined;
 }
 
-/** Starts pg-boss and one worker per registered job, once the database answers. */
+/** Starts pg-boss and one worker per registered job, once the database answers and is migrated. */
 export async function startWorkers(
   config: Config,
   databaseUrl: string,
@@ -75,6 +76,15 @@ export async function startWorkers(
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     lockTimeoutMs: config.databaseLockTimeoutMs,
   });
+  try {
+    await waitForMigrations(db, log, {
+      signal,
+      onWaiting: (reason) => probes?.setReadiness(() => Promise.resolve(reason)),
+    });
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
   const boss = createBoss(databaseUrl, 'worker', log);
   await boss.start();
   const unwatchPools = watchPools(metrics, db, boss);

@@ -12,10 +12,8 @@ import { installSendFunctions } from '../jobs/sql-send.ts';
 import { loadConfig, loadConfigOrExit, requireDatabaseUrl, type Config } from '../platform/config.ts';
 import { createDb } from '../postgres/knex.ts';
 import { createLogger, type Logger } from '../platform/log.ts';
+import { takeMigrationLock } from './migration-lock.ts';
 import { functionFiles, MIGRATIONS } from './sources.ts';
-
-/** Arbitrary constant naming the migration advisory lock (the ASCII of "booking!"). */
-const MIGRATION_LOCK_KEY = '7165064483209717537';
 
 /** Brings the database at `databaseUrl` to the latest schema, knex and pg-boss alike. */
 export async function migrate(
@@ -75,38 +73,6 @@ async function installFunctions(databaseUrl: string): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-/**
- * Takes the migration lock on a connection of its own, waiting while another migrate holds it;
- * resolves to the function that releases it. In session mode it is a session lock. Behind a
- * transaction-pooling PgBouncer a session lock would stay on whichever server connection it landed
- * on, so there it is the transaction-scoped lock of a transaction left open until the release (the
- * pooler keeps the server connection ours until then), with no idle-in-transaction limit, as
- * migrations may take long.
- */
-async function takeMigrationLock(databaseUrl: string, poolMode: Config['databasePoolMode']) {
-  const lock = new pg.Client({ connectionString: databaseUrl, application_name: 'booking-migrate' });
-  await lock.connect();
-  try {
-    if (poolMode === 'transaction') {
-      await lock.query(
-        `begin; set local idle_in_transaction_session_timeout = 0; select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`,
-      );
-    } else {
-      await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    }
-  } catch (err) {
-    await lock.end();
-    throw err;
-  }
-  return async () => {
-    try {
-      if (poolMode === 'transaction') await lock.query('commit');
-    } finally {
-      await lock.end();
-    }
-  };
 }
 
 if (import.meta.main) {

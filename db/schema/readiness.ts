@@ -65,8 +65,8 @@ export async function unreadyReason(db: Knex): Promise<string | undefined> {
 
 let shipped: Promise<string[]> | undefined;
 
-/** The migrations this code ships that the database has not applied. */
-async function pendingMigrations(db: Knex): Promise<string[]> {
+/** The migrations this code ships that the database (`db`, or a transaction) has not applied. */
+export async function pendingMigrations(db: Knex): Promise<string[]> {
   shipped ??= readdir(MIGRATIONS.directory).then((files) => files.filter((f) => f.endsWith('.ts')).sort());
   const files = await shipped;
   const exists = await db.raw<{ rows: { table: string | null }[] }>(
