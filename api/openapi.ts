@@ -35,6 +35,12 @@ const HEADERS = {
     schema: { type: 'integer' },
   },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+  'Cache-Control': {
+    description:
+      '`no-store` on every answer to a keyed route, errors included: no cache may keep one partner’s answer. ' +
+      'The availability stream sends `no-cache, no-transform`.',
+    schema: { type: 'string' },
+  },
 };
 
 const InternalErrorExample = {
@@ -166,6 +172,7 @@ function responses(route: Route, components: Record<string, Json>): Json {
   const headers = route.auth
     ? {
         'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+        'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
         'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
         'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
         'X-RateLimit-Reset-Ms': { $ref: '#/components/headers/X-RateLimit-Reset-Ms' },

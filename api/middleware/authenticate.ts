@@ -15,6 +15,9 @@ const KEY_SHAPE = /^[0-9a-fA-F]{64}$/;
 export function authenticate(db: Knex): AppMiddleware {
   const keys = new KeyAuthenticator(db);
   return async function authenticate(ctx, next) {
+    // A keyed answer is one partner's: no cache between us and them may keep it (the key is not
+    // `Authorization`, which would keep shared caches off by itself). The stream says its own.
+    ctx.set('Cache-Control', 'no-store');
     const key = ctx.get('x-api-key');
     const auth = KEY_SHAPE.test(key) ? await keys.authenticate(hashApiKey(key.toLowerCase())) : undefined;
     if (!auth) throw new UnauthenticatedError();

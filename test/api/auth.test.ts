@@ -19,6 +19,7 @@ async function assertUnauthorized(t: ExecutionContext, key: string | undefined, 
   t.is(res.body.error, 'UNAUTHORIZED', why);
   t.is(res.body.message, 'A valid x-api-key header is required.', why);
   t.false(res.headers.has('x-ratelimit-remaining'), `${why}: an unknown key is not rate limited`);
+  t.is(res.headers.get('cache-control'), 'no-store', why);
   assertDocumented(t, 'GET /partner/venues', res);
 }
 
@@ -43,6 +44,28 @@ test('a live key resolves to its partner', async (t) => {
   );
   const upper = await call(server(), 'GET', VENUES, { key: apiKey.toUpperCase() });
   t.is(upper.status, 200, 'hex is case-insensitive');
+});
+
+test('no cache may keep a keyed answer: Cache-Control no-store on answers and refusals alike', async (t) => {
+  const { db } = database();
+  const { partnerId, apiKey } = await makePartner(db, { rateLimit: 3 });
+  const venueId = await makeVenue(db, { grantTo: [partnerId] });
+  const answers = [
+    await call(server(), 'GET', VENUES, { key: apiKey }),
+    await call(server(), 'GET', `${VENUES}/${venueId}`, { key: apiKey }),
+    await call(server(), 'GET', '/api/v1/no-such-route', { key: apiKey }),
+    await call(server(), 'GET', VENUES, { key: apiKey }),
+  ];
+  t.deepEqual(
+    answers.map((res) => [res.status, res.headers.get('cache-control')]),
+    [
+      [200, 'no-store'],
+      [200, 'no-store'],
+      [404, 'no-store'],
+      [429, 'no-store'],
+    ],
+  );
+  assertDocumented(t, 'GET /partner/venues', answers[0]!);
 });
 
 test('a revoked key is 401; a replacement key works', async (t) => {
