@@ -22,13 +22,21 @@ import {
   type DomainErrorClass,
 } from './errors.ts';
 import { API_PREFIX, type Route } from './route.ts';
+import { LIVE_WHILE_STARTING } from './server.ts';
 import { ErrorBody } from './schemas/shared.ts';
 
 type Json = Record<string, unknown>;
 
 const HEADERS = {
   'X-Request-Id': { description: 'The request id (echoed or generated).', schema: { type: 'string' } },
-  'X-RateLimit-Limit': { description: 'Requests allowed per 60-second window.', schema: { type: 'integer' } },
+  'X-RateLimit-Limit': {
+    description:
+      'Requests allowed per 60-second window. The three rate-limit headers come on every answer to a ' +
+      'request whose key was read and found valid; not on a 401, nor on an answer the HTTP server gives ' +
+      'before the request is read (a malformed request line or framing: 400; 408; 431), nor on a 503 ' +
+      'when the key could not be looked up.',
+    schema: { type: 'integer' },
+  },
   'X-RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
   'X-RateLimit-Reset-Ms': {
     description: 'Milliseconds until the oldest request in the window leaves it.',
@@ -169,15 +177,20 @@ function callbacks(route: Route, components: Record<string, Json>): Json {
 
 function responses(route: Route, components: Record<string, Json>): Json {
   const out: Json = {};
-  const headers = route.auth
+  const unkeyed: Json = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+  const headers: Json = route.auth
     ? {
-        'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+        ...unkeyed,
         'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
         'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
         'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
         'X-RateLimit-Reset-Ms': { $ref: '#/components/headers/X-RateLimit-Reset-Ms' },
       }
-    : { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+    : unkeyed;
+  // A key refused is counted against nothing: its 401 has no rate-limit headers.
+  const refusedKey: Json = route.auth
+    ? { ...unkeyed, 'Cache-Control': { $ref: '#/components/headers/Cache-Control' } }
+    : unkeyed;
   for (const [status, spec] of Object.entries(route.responses)) {
     const response: Json = { description: spec.description, headers: { ...headers, ...spec.headers } };
     if (spec.schema) {
@@ -198,9 +211,10 @@ function responses(route: Route, components: Record<string, Json>): Json {
   ];
   if (route.body) errorClasses.push(PayloadTooLargeError, UnsupportedMediaTypeError);
   if (route.auth) errorClasses.push(UnauthenticatedError, RateLimitExceededError);
-  // Keyed routes read the database before anything else; a route that says what its own 503 means
-  // (health) keeps its own.
-  if (route.auth && !route.responses[503]) errorClasses.push(ServiceUnavailableError);
+  // Keyed routes read the database before anything else, and every route but the liveness probe
+  // answers 503 while its process waits for the database or the migrations (api/server.ts); a
+  // route that says what its own 503 means (health) keeps its own.
+  if (!route.responses[503] && route.path !== LIVE_WHILE_STARTING) errorClasses.push(ServiceUnavailableError);
   toSchema(ErrorBody, 'output', components);
   const byStatus = new Map<number, DomainErrorClass[]>();
   for (const cls of errorClasses) byStatus.set(statusOf(cls), [...(byStatus.get(statusOf(cls)) ?? []), cls]);
@@ -211,7 +225,9 @@ function responses(route: Route, components: Record<string, Json>): Json {
       headers:
         status === 429 || status === 503
           ? { ...headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
-          : headers,
+          : status === 401
+            ? refusedKey
+            : headers,
       content: {
         'application/json': {
           schema: { $ref: '#/components/schemas/Error' },

@@ -89,6 +89,9 @@ export async function listenStarting(
   };
 }
 
+/** The one route that answers 200 while the process cannot serve yet: the others answer 503. */
+export const LIVE_WHILE_STARTING = '/health/live';
+
 /** The answers of a process that listens but cannot serve yet, for `reason`. */
 function answerStarting(req: IncomingMessage, res: ServerResponse, sandbox: boolean, reason: string): void {
   const path = (req.url ?? '/').split('?')[0]!;
@@ -96,7 +99,7 @@ function answerStarting(req: IncomingMessage, res: ServerResponse, sandbox: bool
   const requestId = randomUUID();
   let status: number;
   let body: unknown;
-  if (route === '/health/live') [status, body] = [200, { status: 'ok' }];
+  if (route === LIVE_WHILE_STARTING) [status, body] = [200, { status: 'ok' }];
   else if (route === '/health/ready') ({ status, body } = readyAnswer(reason));
   else if (route === '/health') {
     [status, body] = [503, { status: 'unavailable', sandbox, timestamp: new Date().toISOString() }];

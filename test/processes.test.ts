@@ -17,6 +17,7 @@ import { eventsArrive, openStream } from './helpers/feed.ts';
 import type { TestServer } from './helpers/http.ts';
 import { ROOT as root, startProcess, type Started } from './helpers/processes.ts';
 import { waitFor } from './helpers/wait.ts';
+import { assertDocumented } from './helpers/openapi.ts';
 
 const database = useTestDatabase(test);
 
@@ -187,6 +188,26 @@ test('web waiting for its database answers on PORT: live, not ready, and 503 to 
     t.like(api, { status: 503, body: { error: 'SERVICE_UNAVAILABLE' } });
     t.is(api.headers.get('retry-after'), '1');
     t.is(api.body.request_id, api.headers.get('x-request-id'));
+    // Every answer while starting is one the document lists for its route.
+    for (const operation of [
+      'GET /health/live',
+      'GET /health/ready',
+      'GET /health',
+      'GET /openapi.json',
+      'GET /docs',
+      'GET /partner/venues',
+      'POST /bookings/hold',
+    ]) {
+      const [method, path] = operation.split(' ') as [string, string];
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, { method });
+      const text = await res.text();
+      assertDocumented(t, operation, {
+        status: res.status,
+        headers: res.headers,
+        text,
+        body: JSON.parse(text),
+      });
+    }
     // The database appears (a relay to the real one): the same listener serves the API.
     const relay = createNetServer((client) => {
       const upstream = connect(Number(url.port || 5432), url.hostname);

@@ -1512,7 +1512,7 @@ export interface components {
   headers: {
     /** @description The request id (echoed or generated). */
     'X-Request-Id': string;
-    /** @description Requests allowed per 60-second window. */
+    /** @description Requests allowed per 60-second window. The three rate-limit headers come on every answer to a request whose key was read and found valid; not on a 401, nor on an answer the HTTP server gives before the request is read (a malformed request line or framing: 400; 408; 431), nor on a 503 when the key could not be looked up. */
     'X-RateLimit-Limit': number;
     /** @description Requests left in the window. */
     'X-RateLimit-Remaining': number;
@@ -1847,6 +1847,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getApiReference: {
@@ -1912,6 +1923,17 @@ export interface operations {
            *       "request_id": "b5c1f7e2-3a4d-4f6e-9c8b-1d2e3f4a5b6c"
            *     }
            */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1987,6 +2009,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Error: SERVICE_UNAVAILABLE. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   listVenues: {
@@ -2047,9 +2080,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -2195,9 +2225,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -2366,9 +2393,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -2535,9 +2559,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -2719,9 +2740,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -2898,9 +2916,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -3088,9 +3103,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -3300,9 +3312,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -3584,9 +3593,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -3809,9 +3815,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -4035,9 +4038,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -4289,9 +4289,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -4595,9 +4592,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -4905,9 +4899,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -5161,9 +5152,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -5414,9 +5402,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -5709,9 +5694,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -5954,9 +5936,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -6201,9 +6180,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -6360,9 +6336,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -6544,9 +6517,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -6769,9 +6739,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -7015,9 +6982,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -7235,9 +7199,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -7403,9 +7364,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -7563,9 +7521,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -7751,9 +7706,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -7925,9 +7877,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -8111,9 +8060,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -8293,9 +8239,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -8489,9 +8432,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -8660,9 +8600,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -8802,9 +8739,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
@@ -8994,9 +8928,6 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Cache-Control': components['headers']['Cache-Control'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset-Ms': components['headers']['X-RateLimit-Reset-Ms'];
           [name: string]: unknown;
         };
         content: {
