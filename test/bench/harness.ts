@@ -139,11 +139,14 @@ export function confirmBody(holdId: string) {
  * process exactly as `npm run <script>` does (its heap flags, its tracing preload) and measures what
  * runs, with no second copy of the flags to keep in step.
  */
-async function scriptArguments(script: 'web' | 'worker'): Promise<string[]> {
+export async function scriptArguments(script: 'web' | 'worker'): Promise<string[]> {
   const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>;
   };
-  const [node, ...args] = pkg.scripts[script]!.trim().split(/\s+/);
+  // `exec node …`: the shell npm starts becomes node, so npm's signals reach it.
+  const [node, ...args] = pkg.scripts[script]!.trim()
+    .replace(/^exec\s+/, '')
+    .split(/\s+/);
   if (node !== 'node' || args.length === 0)
     throw new Error(`unexpected ${script} script: ${pkg.scripts[script]}`);
   return args;
