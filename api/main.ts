@@ -11,7 +11,7 @@ import { serveMetricsIfAsked, type ReadinessCheck } from '../db/platform/metrics
 import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
 import { watchPools } from '../db/postgres/pool-gauges.ts';
 import { readiness } from '../db/schema/readiness.ts';
-import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
+import { retryWhileUnavailable, waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { waitForMigrations } from '../db/schema/wait-for-migrations.ts';
 import { buildApp } from './app.ts';
 import { closeGracefully, listenStarting, type StartingServer } from './server.ts';
@@ -84,8 +84,22 @@ async function serveWhenReady(
     await db.destroy();
     throw err;
   }
-  const boss = createBoss(databaseUrl, 'web', log);
-  await boss.start();
+  const boss = await retryWhileUnavailable(
+    async () => {
+      const boss = createBoss(databaseUrl, 'web', log);
+      await boss.start().catch(async (err: unknown) => {
+        await boss.stop({ graceful: false }).catch(() => undefined);
+        throw err;
+      });
+      return boss;
+    },
+    log,
+    'starting pg-boss',
+    signal,
+  ).catch(async (err: unknown) => {
+    await db.destroy();
+    throw err;
+  });
   const unwatchPools = watchPools(metrics, db, boss);
   probes?.setReadiness(() => readiness(db));
   const app = buildApp({ db, boss, config, log, metrics });

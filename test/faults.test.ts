@@ -525,3 +525,100 @@ test.serial(
     }
   },
 );
+
+/**
+ * Closes this file's database to connections, as an operator does for maintenance (`ALTER DATABASE
+ * … ALLOW_CONNECTIONS false`, then ending its sessions); returns how to open it again.
+ */
+async function closeDatabase(t: ExecutionContext): Promise<() => Promise<void>> {
+  const name = new URL(url).pathname.slice(1);
+  const admin = createDb(server.adminUrl, { poolMax: 1 });
+  let open = false;
+  const reopen = async () => {
+    if (open) return;
+    open = true;
+    await admin.raw(`alter database "${name}" allow_connections true`);
+  };
+  t.teardown(async () => {
+    await reopen();
+    await admin.destroy();
+  });
+  await admin.raw(`alter database "${name}" allow_connections false`);
+  await admin.raw('select pg_terminate_backend(pid) from pg_stat_activity where datname = ?', [name]);
+  return reopen;
+}
+
+test.serial(
+  'a database closed to connections is an outage: 503, never 500, and web started meanwhile waits for it',
+  async (t) => {
+    const w = await slotPool(1);
+    const web = await run(t, 'api/main.ts', 'web listening');
+    const reopen = await closeDatabase(t);
+    // The database's refusal (55000, "not currently accepting connections") answered 500.
+    const slot = w.pool.pop()!;
+    const answers = [
+      await send(web.port, 'GET', '/api/v1/partner/venues', w.apiKey),
+      await send(web.port, 'POST', '/api/v1/bookings/hold', w.apiKey, {
+        venue_id: w.venueId,
+        resource_id: slot.resource_id,
+        slot_start: slot.slot_start.toISOString(),
+        slot_duration_minutes: 60,
+        idempotency_key: randomUUID(),
+      }),
+    ];
+    t.deepEqual(
+      answers.map((a) => [a.status, a.body?.error]),
+      [
+        [503, 'SERVICE_UNAVAILABLE'],
+        [503, 'SERVICE_UNAVAILABLE'],
+      ],
+    );
+    // A web started now waits for the database instead of stopping.
+    const later = startProcess('api/main.ts', serviceEnv());
+    t.teardown(() => later.stop());
+    await later.logLine('waiting for the database');
+    await reopen();
+    await later.logLine('web listening');
+    await waitFor(
+      async () => (await send(web.port, 'GET', '/api/v1/partner/venues', w.apiKey)).status === 200,
+      {
+        timeout: 15_000,
+      },
+    );
+    t.is(later.child.exitCode, null, later.output());
+    for (const process of [web, later]) {
+      t.false(process.output().includes('"level":50'), 'an outage is a warning, not an error');
+    }
+  },
+);
+
+test.serial(
+  'SIGTERM to a worker while its database is closed: it stops anyway, and the attempts are delivered later',
+  async (t) => {
+    const w = await slotPool(1);
+    const web = await run(t, 'api/main.ts', 'web listening');
+    const receiver = await subscribeAll(t, web.port, w.apiKey);
+    // An endpoint that does not answer: the attempt's outcome comes at its deadline, during the outage.
+    let hanging = true;
+    receiver.respond = () => (hanging ? undefined : 200);
+    const worker = await run(t, 'workers/main.ts', 'workers started');
+    const seen = newSeen();
+    await cycles(
+      seen,
+      () => web.port,
+      w.apiKey,
+      w.venueId,
+      w.pool,
+      () => seen.holds.length >= 1,
+    );
+    await waitFor(() => receiver.received.length >= 1, { timeout: 30_000 });
+    const reopen = await closeDatabase(t);
+    // It recorded its outcomes for ever while the database refused, and never exited.
+    const stopped = await Promise.race([worker.stop(), pause(40_000).then(() => 'still running')]);
+    t.is(stopped, 0, worker.output());
+    await reopen();
+    hanging = false;
+    await run(t, 'workers/main.ts', 'workers started');
+    await assertDeliveredAndSettled(t, w.venueId, receiver);
+  },
+);

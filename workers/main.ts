@@ -6,13 +6,13 @@
  * so no job is lost or left half-done; anything cut off is retried.
  */
 import type { LookupFunction } from 'node:net';
-import type { Job, JobResult } from 'pg-boss';
+import type { Job, JobResult, PgBoss } from 'pg-boss';
 import { createBoss } from '../db/jobs/boss.ts';
 import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platform/config.ts';
 import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
 import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
-import { waitForDatabase } from '../db/postgres/wait-for-database.ts';
+import { retryWhileUnavailable, waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { waitForMigrations } from '../db/schema/wait-for-migrations.ts';
 import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
 import { handlers } from './registry.ts';
@@ -85,33 +85,19 @@ export async function startWorkers(
     await db.destroy();
     throw err;
   }
-  const boss = createBoss(databaseUrl, 'worker', log);
-  await boss.start();
+  const { boss, dispatcher } = await retryWhileUnavailable(
+    () => startRunning(databaseUrl, run, dispatch, { db, config, log, metrics, ...(lookup && { lookup }) }),
+    log,
+    'starting the workers',
+    signal,
+  ).catch(async (err: unknown) => {
+    await db.destroy();
+    throw err;
+  });
   const unwatchPools = watchPools(metrics, db, boss);
   metrics.watchQueues(() => sampleQueues(boss, db));
   metrics.watchHorizon(() => oldestTransactionAge(db));
   probes?.setReadiness(() => readiness(db));
-  const deps: JobDeps = { db, boss, config, log, metrics, ...(lookup && { lookup }) };
-  for (const handler of run) {
-    await boss.work(
-      handler.kind.name,
-      {
-        batchSize: handler.batchSize,
-        pollingIntervalSeconds: handler.pollingIntervalSeconds,
-        // LISTEN/NOTIFY wakes a worker for a new job; this polling is the backstop for wake-ups
-        // that were coalesced or missed, and pg-boss's default of 30 s left backlogs waiting.
-        notifyPollingIntervalSeconds: handler.pollingIntervalSeconds,
-        // A full batch means more work is waiting: fetch again at once (DESIGN.md: thousands/s).
-        burstWhenBatchFull: handler.batchSize > 1,
-        // Each job of a batch completes or fails on its own (see runBatch).
-        perJobResults: true,
-      },
-      (batch: Job<unknown>[]) => runBatch(handler, batch, deps),
-    );
-  }
-  const dispatcher: Dispatcher | undefined = dispatch
-    ? await startDispatcher({ db, config, log, metrics, lookup, databaseUrl })
-    : undefined;
   log.info({ jobs: run.map((h) => h.kind.name), webhooks: dispatch }, 'workers started');
   return {
     async stop() {
@@ -121,6 +107,45 @@ export async function startWorkers(
       log.info('workers stopped');
     },
   };
+}
+
+/**
+ * pg-boss, started, with a worker for each handler, and the webhook dispatcher (when asked). On a
+ * failure both are stopped again before it rejects, so that a start can be tried afresh.
+ */
+async function startRunning(
+  databaseUrl: string,
+  run: readonly JobHandler[],
+  dispatch: boolean,
+  shared: Omit<JobDeps, 'boss'>,
+): Promise<{ boss: PgBoss; dispatcher: Dispatcher | undefined }> {
+  const boss = createBoss(databaseUrl, 'worker', shared.log);
+  try {
+    await boss.start();
+    const deps: JobDeps = { ...shared, boss };
+    for (const handler of run) {
+      await boss.work(
+        handler.kind.name,
+        {
+          batchSize: handler.batchSize,
+          pollingIntervalSeconds: handler.pollingIntervalSeconds,
+          // LISTEN/NOTIFY wakes a worker for a new job; this polling is the backstop for wake-ups
+          // that were coalesced or missed, and pg-boss's default of 30 s left backlogs waiting.
+          notifyPollingIntervalSeconds: handler.pollingIntervalSeconds,
+          // A full batch means more work is waiting: fetch again at once (DESIGN.md: thousands/s).
+          burstWhenBatchFull: handler.batchSize > 1,
+          // Each job of a batch completes or fails on its own (see runBatch).
+          perJobResults: true,
+        },
+        (batch: Job<unknown>[]) => runBatch(handler, batch, deps),
+      );
+    }
+    const dispatcher = dispatch ? await startDispatcher({ ...shared, databaseUrl }) : undefined;
+    return { boss, dispatcher };
+  } catch (err) {
+    await boss.stop({ graceful: false }).catch(() => undefined);
+    throw err;
+  }
 }
 
 /**

@@ -54,6 +54,12 @@ const SETTLE_DELAY_MS = 5;
 const SETTLE_BATCH = 200;
 /** The pause before recording again after the database refused a batch of outcomes. */
 const SETTLE_RETRY_MS = 1000;
+/**
+ * How long a stopping worker keeps trying to record the outcomes it has: through a database restart,
+ * not through an outage. What it could not record is taken over once its lease runs out (an attempt
+ * that was delivered may then be sent again: at least once).
+ */
+const STOP_SETTLE_MS = 10_000;
 
 /** What the dispatcher works with. */
 export interface DispatcherDeps extends AttemptDeps {
@@ -129,7 +135,7 @@ class DeliveryDispatcher implements Dispatcher {
     await this.listener?.stop();
     await this.claiming;
     await Promise.all([...this.running]);
-    await this.settler.drain();
+    await this.settler.drain(STOP_SETTLE_MS);
     await this.http.close();
   }
 
@@ -208,6 +214,8 @@ class Settler {
   private waiting: { plan: deliveries.AttemptPlan; settled: deliveries.SettledAttempt }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** Set by drain(): when a batch the database keeps refusing is given up. */
+  private giveUpAt: number | undefined;
 
   constructor(deps: DispatcherDeps) {
     this.deps = deps;
@@ -219,8 +227,12 @@ class Settler {
     else this.timer ??= setTimeout(() => this.flush(), SETTLE_DELAY_MS);
   }
 
-  /** Resolves once every outcome added so far is recorded. */
-  async drain(): Promise<void> {
+  /**
+   * Resolves once every outcome added so far is recorded, or after `withinMs` of trying (a worker
+   * stopping during an outage): what is left then is abandoned to the lease.
+   */
+  async drain(withinMs: number): Promise<void> {
+    this.giveUpAt = Date.now() + withinMs;
     this.flush();
     await this.flushing;
   }
@@ -268,6 +280,13 @@ class Settler {
           { err: (err as Error).message, attempts: batch.length },
           'could not record webhook attempts',
         );
+        if (this.giveUpAt !== undefined && Date.now() + SETTLE_RETRY_MS > this.giveUpAt) {
+          log.warn(
+            { attempts: batch.length },
+            'stopping: webhook attempts left unrecorded, to be taken over after their lease',
+          );
+          return;
+        }
         await sleep(SETTLE_RETRY_MS);
       }
     }

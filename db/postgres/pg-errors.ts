@@ -39,11 +39,18 @@ export function refusalOf(err: unknown): Refusal | undefined {
 /**
  * SQLSTATE classes and codes that mean the database cannot serve right now, not that the request
  * is wrong: 08 connection exception, 53 insufficient resources (too many connections), 57P01–57P03
- * (the server is shutting down, crashed, or not yet accepting connections), and the two timeouts
- * the service sets on its own connections.
+ * (the server is shutting down, crashed, or not yet accepting connections), a database closed to
+ * connections (55000, below), and the two timeouts the service sets on its own connections.
  */
 const UNAVAILABLE_CLASSES = ['08', '53'];
 const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', QUERY_CANCELED, LOCK_NOT_AVAILABLE]);
+/**
+ * 55000 object not in prerequisite state: among other things, the refusal of a connection to a
+ * database an operator closed (`ALTER DATABASE … ALLOW_CONNECTIONS false`, a maintenance window),
+ * which is an outage like any other; told apart by its message.
+ */
+const NOT_IN_PREREQUISITE_STATE = '55000';
+const CLOSED_DATABASE = /is not currently accepting connections/;
 
 /** A five-character SQLSTATE, as opposed to node's socket error codes (ECONNREFUSED …). */
 const SQLSTATE = /^[0-9A-Z]{5}$/;
@@ -112,6 +119,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     if (typeof code === 'string' && SOCKET_CODES.has(code)) return true; // before: EPIPE has 5 letters
     // By shape, not class: pg-boss hands on the driver's errors as plain objects.
     if (typeof code === 'string' && SQLSTATE.test(code)) {
+      if (code === NOT_IN_PREREQUISITE_STATE)
+        return CLOSED_DATABASE.test(String((e as { message?: unknown }).message));
       return UNAVAILABLE_CODES.has(code) || UNAVAILABLE_CLASSES.includes(code.slice(0, 2));
     }
     if ((e as { name?: unknown }).name === 'KnexTimeoutError') return true;

@@ -38,3 +38,27 @@ export async function waitForDatabase(databaseUrl: string, log: Logger, signal?:
     await sleep(pause, undefined, signal ? { signal } : {});
   }
 }
+
+/**
+ * Runs `attempt` until it succeeds, again after a growing pause each time it fails because the
+ * database became unavailable meanwhile: a connection that drops between waitForDatabase() and the
+ * end of a start-up (pg-boss's first queries, a worker's subscriptions) no longer stops the process.
+ * `attempt` undoes what it did before it rejects. Any other error, or an abort, rejects at once.
+ */
+export async function retryWhileUnavailable<T>(
+  attempt: () => Promise<T>,
+  log: Logger,
+  what: string,
+  signal?: AbortSignal,
+): Promise<T> {
+  for (let tries = 1, pause = FIRST_PAUSE_MS; ; tries++, pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err;
+      if (tries % 10 === 1)
+        log.warn({ err: (err as Error).message, tries }, `${what}: the database went away; trying again`);
+    }
+    await sleep(pause, undefined, signal ? { signal } : {});
+  }
+}

@@ -6,8 +6,8 @@ import test from 'ava';
 import pg from 'pg';
 import { isDatabaseUnavailable, isDataException, isTransientConflict } from '../../db/postgres/pg-errors.ts';
 
-function databaseError(code: string): pg.DatabaseError {
-  const err = new pg.DatabaseError('server said no', 0, 'error');
+function databaseError(code: string, message = 'server said no'): pg.DatabaseError {
+  const err = new pg.DatabaseError(message, 0, 'error');
   err.code = code;
   return err;
 }
@@ -27,12 +27,17 @@ test('an outage, a restart or a timeout is unavailability, whatever wraps it', (
     ),
   );
   t.true(isDatabaseUnavailable(new Error('wrapped', { cause: databaseError('57P01') })));
+  // A database an operator closed (ALTER DATABASE … ALLOW_CONNECTIONS false): it answered 500.
+  const closed = 'database "booking" is not currently accepting connections';
+  t.true(isDatabaseUnavailable(databaseError('55000', closed)));
+  t.true(isDatabaseUnavailable({ code: '55000', message: closed }));
 });
 
 test('a wrong request or a bug is not unavailability', (t) => {
   for (const code of ['23505', '23P01', '42703', '22021', '40P01']) {
     t.false(isDatabaseUnavailable(databaseError(code)), code);
   }
+  t.false(isDatabaseUnavailable(databaseError('55000', 'currval of sequence "s" is not yet defined')));
   t.false(isDatabaseUnavailable(new Error('something else')));
   t.false(isDatabaseUnavailable(undefined));
   t.true(isDataException(databaseError('22008')));
