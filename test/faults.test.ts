@@ -254,7 +254,19 @@ async function assertStreamedAll(
   t.is(hello.event, 'hello');
   const polled = await pollAll(api, w.apiKey, w.venueId, hello.id!);
   t.true(polled.events.length > 0);
-  await waitFor(() => stream.events().length > polled.events.length, { timeout: 10_000 });
+  // Generous: the whole suite runs beside this on two cores. On a timeout, what the stream had.
+  await waitFor(() => stream.events().length > polled.events.length, { timeout: 30_000 }).catch(
+    (err: unknown) => {
+      const last = stream.events().at(-1);
+      t.log({
+        streamed: stream.events().length - 1,
+        polled: polled.events.length,
+        last: last?.id,
+        ended: last?.event,
+      });
+      throw err;
+    },
+  );
   t.deepEqual(
     stream
       .events()
@@ -375,6 +387,14 @@ test.serial(
     const api = { url: `http://127.0.0.1:${web.port}`, db, close: async () => {} };
     const stream = await openStream(api, w.apiKey, { venue_id: w.venueId });
     t.teardown(() => stream.close());
+    t.teardown(() => {
+      if (t.passed) return;
+      const said = web
+        .output()
+        .split('\n')
+        .filter((line) => /availability|stream/.test(line));
+      t.log(said.slice(-20).join('\n'));
+    });
 
     const seen = newSeen();
     const health: number[] = [];
