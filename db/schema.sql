@@ -149,8 +149,6 @@ CREATE TABLE events (
   recorded_at timestamp with time zone DEFAULT clock_timestamp(),
   CONSTRAINT events_pkey PRIMARY KEY (id)
 );
-CREATE INDEX events_booking_idx ON public.events USING btree (booking_id);
-CREATE INDEX events_hold_idx ON public.events USING btree (hold_id);
 CREATE INDEX events_occurred_brin ON public.events USING brin (occurred_at);
 CREATE INDEX events_venue_position_idx ON public.events USING btree (venue_id, tx, seq);
 CREATE INDEX events_venue_type_occurred_idx ON public.events USING btree (venue_id, event_type, occurred_at) INCLUDE (recorded_at);
