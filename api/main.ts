@@ -3,7 +3,8 @@
  * lets in-flight requests finish, then closes its pool.
  */
 import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platform/config.ts';
-import { createBoss } from '../db/jobs/boss.ts';
+import type { PgBoss } from 'pg-boss';
+import { startBoss } from '../db/jobs/boss.ts';
 import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
 import { Metrics, unserved } from '../db/platform/metrics.ts';
@@ -72,6 +73,7 @@ async function serveWhenReady(
     lockTimeoutMs: config.databaseLockTimeoutMs,
     poolMode: config.databasePoolMode,
   });
+  let boss: PgBoss;
   try {
     await waitForMigrations(db, log, {
       signal,
@@ -80,26 +82,16 @@ async function serveWhenReady(
         probes?.setReadiness(() => Promise.resolve(reason));
       },
     });
+    boss = await retryWhileUnavailable(
+      () => startBoss(databaseUrl, 'web', log),
+      log,
+      'starting pg-boss',
+      signal,
+    );
   } catch (err) {
     await db.destroy();
     throw err;
   }
-  const boss = await retryWhileUnavailable(
-    async () => {
-      const boss = createBoss(databaseUrl, 'web', log);
-      await boss.start().catch(async (err: unknown) => {
-        await boss.stop({ graceful: false }).catch(() => undefined);
-        throw err;
-      });
-      return boss;
-    },
-    log,
-    'starting pg-boss',
-    signal,
-  ).catch(async (err: unknown) => {
-    await db.destroy();
-    throw err;
-  });
   const unwatchPools = watchPools(metrics, db, boss);
   probes?.setReadiness(() => readiness(db));
   const app = buildApp({ db, boss, config, log, metrics });

@@ -177,20 +177,18 @@ function callbacks(route: Route, components: Record<string, Json>): Json {
 
 function responses(route: Route, components: Record<string, Json>): Json {
   const out: Json = {};
-  const unkeyed: Json = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+  const ref = (name: string) => ({ [name]: { $ref: `#/components/headers/${name}` } });
+  // A keyed route's answers are no-store; those to a key found valid also carry its rate limit, so
+  // a 401 (a key refused, counted against nothing) has none.
+  const refusedKey: Json = { ...ref('X-Request-Id'), ...(route.auth && ref('Cache-Control')) };
   const headers: Json = route.auth
     ? {
-        ...unkeyed,
-        'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
-        'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
-        'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
-        'X-RateLimit-Reset-Ms': { $ref: '#/components/headers/X-RateLimit-Reset-Ms' },
+        ...refusedKey,
+        ...ref('X-RateLimit-Limit'),
+        ...ref('X-RateLimit-Remaining'),
+        ...ref('X-RateLimit-Reset-Ms'),
       }
-    : unkeyed;
-  // A key refused is counted against nothing: its 401 has no rate-limit headers.
-  const refusedKey: Json = route.auth
-    ? { ...unkeyed, 'Cache-Control': { $ref: '#/components/headers/Cache-Control' } }
-    : unkeyed;
+    : refusedKey;
   for (const [status, spec] of Object.entries(route.responses)) {
     const response: Json = { description: spec.description, headers: { ...headers, ...spec.headers } };
     if (spec.schema) {
@@ -224,7 +222,7 @@ function responses(route: Route, components: Record<string, Json>): Json {
       description: `Error: ${codes.join(' or ')}.`,
       headers:
         status === 429 || status === 503
-          ? { ...headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
+          ? { ...headers, ...ref('Retry-After') }
           : status === 401
             ? refusedKey
             : headers,

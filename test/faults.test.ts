@@ -226,6 +226,19 @@ async function slotPool(days: number) {
   return { ...w, pool: pool.sort(() => Math.random() - 0.5) };
 }
 
+/**
+ * A slot pool, web, and the partner subscribed to every event at an endpoint that answers nothing
+ * until `answer()`: attempts stay in flight (each until its deadline).
+ */
+async function hangingEndpoint(t: ExecutionContext) {
+  const w = await slotPool(1);
+  const web = await run(t, 'api/main.ts', 'web listening');
+  const receiver = await subscribeAll(t, web.port, w.apiKey);
+  let hanging = true;
+  receiver.respond = () => (hanging ? undefined : 200);
+  return { w, web, receiver, answer: () => (hanging = false) };
+}
+
 /** Subscribes the partner to every event type, to a receiver that verifies signatures. */
 async function subscribeAll(t: ExecutionContext, port: number, apiKey: string): Promise<Receiver> {
   let secret = '';
@@ -483,12 +496,8 @@ test.serial(
 test.serial(
   'SIGTERM to a worker in the middle of deliveries: it stops cleanly and nothing is lost',
   async (t) => {
-    const w = await slotPool(1);
-    const web = await run(t, 'api/main.ts', 'web listening');
-    const receiver = await subscribeAll(t, web.port, w.apiKey);
     // An endpoint that does not answer (until later) keeps attempts in flight when the signal comes.
-    let hanging = true;
-    receiver.respond = () => (hanging ? undefined : 200);
+    const { w, web, receiver, answer } = await hangingEndpoint(t);
 
     const seen = newSeen();
     let done = false;
@@ -504,7 +513,7 @@ test.serial(
     t.is(await first.stop(), 0, first.output());
     done = true;
     await running;
-    hanging = false;
+    answer();
     await run(t, 'workers/main.ts', 'workers started');
     await assertDeliveredAndSettled(t, w.venueId, receiver);
     const unfinished = await db('webhook_attempts').whereNull('finished_at').count({ n: '*' });
@@ -615,12 +624,8 @@ test.serial(
 test.serial(
   'SIGTERM to a worker while its database is closed: it stops anyway, and the attempts are delivered later',
   async (t) => {
-    const w = await slotPool(1);
-    const web = await run(t, 'api/main.ts', 'web listening');
-    const receiver = await subscribeAll(t, web.port, w.apiKey);
     // An endpoint that does not answer: the attempt's outcome comes at its deadline, during the outage.
-    let hanging = true;
-    receiver.respond = () => (hanging ? undefined : 200);
+    const { w, web, receiver, answer } = await hangingEndpoint(t);
     const worker = await run(t, 'workers/main.ts', 'workers started');
     const seen = newSeen();
     await cycles(
@@ -637,7 +642,7 @@ test.serial(
     const stopped = await Promise.race([worker.stop(), pause(40_000).then(() => 'still running')]);
     t.is(stopped, 0, worker.output());
     await reopen();
-    hanging = false;
+    answer();
     await run(t, 'workers/main.ts', 'workers started');
     await assertDeliveredAndSettled(t, w.venueId, receiver);
   },

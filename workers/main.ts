@@ -7,7 +7,7 @@
  */
 import type { LookupFunction } from 'node:net';
 import type { Job, JobResult, PgBoss } from 'pg-boss';
-import { createBoss } from '../db/jobs/boss.ts';
+import { startBoss } from '../db/jobs/boss.ts';
 import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platform/config.ts';
 import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
@@ -76,24 +76,23 @@ export async function startWorkers(
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     lockTimeoutMs: config.databaseLockTimeoutMs,
   });
+  let running: Awaited<ReturnType<typeof startRunning>>;
   try {
     await waitForMigrations(db, log, {
       signal,
       onWaiting: (reason) => probes?.setReadiness(() => Promise.resolve(reason)),
     });
+    running = await retryWhileUnavailable(
+      () => startRunning(databaseUrl, run, dispatch, { db, config, log, metrics, ...(lookup && { lookup }) }),
+      log,
+      'starting the workers',
+      signal,
+    );
   } catch (err) {
     await db.destroy();
     throw err;
   }
-  const { boss, dispatcher } = await retryWhileUnavailable(
-    () => startRunning(databaseUrl, run, dispatch, { db, config, log, metrics, ...(lookup && { lookup }) }),
-    log,
-    'starting the workers',
-    signal,
-  ).catch(async (err: unknown) => {
-    await db.destroy();
-    throw err;
-  });
+  const { boss, dispatcher } = running;
   const unwatchPools = watchPools(metrics, db, boss);
   metrics.watchQueues(() => sampleQueues(boss, db));
   metrics.watchHorizon(() => oldestTransactionAge(db));
@@ -111,7 +110,8 @@ export async function startWorkers(
 
 /**
  * pg-boss, started, with a worker for each handler, and the webhook dispatcher (when asked). On a
- * failure both are stopped again before it rejects, so that a start can be tried afresh.
+ * failure pg-boss is stopped again before it rejects (the dispatcher is the last step, and a
+ * dispatcher that did not start holds nothing), so that a start can be tried afresh.
  */
 async function startRunning(
   databaseUrl: string,
@@ -119,9 +119,8 @@ async function startRunning(
   dispatch: boolean,
   shared: Omit<JobDeps, 'boss'>,
 ): Promise<{ boss: PgBoss; dispatcher: Dispatcher | undefined }> {
-  const boss = createBoss(databaseUrl, 'worker', shared.log);
+  const boss = await startBoss(databaseUrl, 'worker', shared.log);
   try {
-    await boss.start();
     const deps: JobDeps = { ...shared, boss };
     for (const handler of run) {
       await boss.work(

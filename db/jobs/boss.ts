@@ -50,6 +50,21 @@ export function createBoss(
 }
 
 /**
+ * A pg-boss instance for `role`, started; one whose start fails is stopped again before the failure
+ * is passed on, so that nothing of it lingers and a start can be tried afresh with a new one.
+ */
+export async function startBoss(databaseUrl: string, role: 'web' | 'worker', log: Logger): Promise<PgBoss> {
+  const boss = createBoss(databaseUrl, role, log);
+  try {
+    await boss.start();
+  } catch (err) {
+    await boss.stop({ graceful: false }).catch(() => undefined);
+    throw err;
+  }
+  return boss;
+}
+
+/**
  * Creates a queue for every job kind (db/jobs/kinds.ts), and brings existing ones to the kinds'
  * declared retry policy and expiry (under `config`).
  */

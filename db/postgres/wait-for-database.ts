@@ -15,9 +15,20 @@ const FIRST_PAUSE_MS = 250;
 const LONGEST_PAUSE_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 5_000;
 
+/**
+ * The tries of a start-up wait, numbered from 1: the loop body runs, and the next try comes after a
+ * pause of 250 ms, doubled each time up to 5 s. An abort of `signal` during a pause rejects.
+ */
+export async function* tries(signal?: AbortSignal): AsyncGenerator<number> {
+  for (let n = 1, pause = FIRST_PAUSE_MS; ; n++, pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
+    yield n;
+    await sleep(pause, undefined, signal ? { signal } : {});
+  }
+}
+
 /** Resolves once the database at `databaseUrl` answers a query; rejects on abort or a refusal. */
 export async function waitForDatabase(databaseUrl: string, log: Logger, signal?: AbortSignal): Promise<void> {
-  for (let tries = 1, pause = FIRST_PAUSE_MS; ; tries++, pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
+  for await (const tried of tries(signal)) {
     const client = new pg.Client({
       connectionString: databaseUrl,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -26,17 +37,18 @@ export async function waitForDatabase(databaseUrl: string, log: Logger, signal?:
     try {
       await client.connect();
       await client.query('select 1');
-      if (tries > 1) log.info({ tries }, 'the database answers');
+      if (tried > 1) log.info({ tries: tried }, 'the database answers');
       return;
     } catch (err) {
       if (!isDatabaseUnavailable(err)) throw err;
       // Said on the first miss, then every tenth: an outage should not flood the log.
-      if (tries % 10 === 1) log.warn({ err: (err as Error).message, tries }, 'waiting for the database');
+      if (tried % 10 === 1)
+        log.warn({ err: (err as Error).message, tries: tried }, 'waiting for the database');
     } finally {
       await client.end().catch(() => undefined);
     }
-    await sleep(pause, undefined, signal ? { signal } : {});
   }
+  throw new Error('unreachable: tries() never ends');
 }
 
 /**
@@ -51,14 +63,17 @@ export async function retryWhileUnavailable<T>(
   what: string,
   signal?: AbortSignal,
 ): Promise<T> {
-  for (let tries = 1, pause = FIRST_PAUSE_MS; ; tries++, pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
+  for await (const tried of tries(signal)) {
     try {
       return await attempt();
     } catch (err) {
       if (!isDatabaseUnavailable(err)) throw err;
-      if (tries % 10 === 1)
-        log.warn({ err: (err as Error).message, tries }, `${what}: the database went away; trying again`);
+      if (tried % 10 === 1)
+        log.warn(
+          { err: (err as Error).message, tries: tried },
+          `${what}: the database went away; trying again`,
+        );
     }
-    await sleep(pause, undefined, signal ? { signal } : {});
   }
+  throw new Error('unreachable: tries() never ends');
 }

@@ -5,16 +5,12 @@
  * (pg-boss not installed) or served on a schema half made. They now wait, live but not ready and
  * saying why, until every migration this code ships is applied and no migrate is under way.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../platform/log.ts';
 import type { Knex } from '../postgres/knex.ts';
 import { isDatabaseUnavailable } from '../postgres/pg-errors.ts';
+import { tries } from '../postgres/wait-for-database.ts';
 import { migrationUnderWay } from './migration-lock.ts';
 import { pendingMigrations } from './readiness.ts';
-
-/** First pause between looks, doubled each time up to the longest. */
-const FIRST_PAUSE_MS = 250;
-const LONGEST_PAUSE_MS = 5_000;
 
 /**
  * Resolves once the schema of `db` is this code's; until then tells `onWaiting` why it is not
@@ -26,7 +22,7 @@ export async function waitForMigrations(
   log: Logger,
   { signal, onWaiting }: { signal?: AbortSignal | undefined; onWaiting?: (reason: string) => void } = {},
 ): Promise<void> {
-  for (let looks = 1, pause = FIRST_PAUSE_MS; ; looks++, pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
+  for await (const looks of tries(signal)) {
     const reason = await schemaNotReady(db).catch((err: unknown) => {
       if (isDatabaseUnavailable(err)) return 'starting: the database does not answer';
       throw err;
@@ -37,7 +33,6 @@ export async function waitForMigrations(
     }
     onWaiting?.(reason);
     if (looks % 10 === 1) log.warn({ reason, looks }, 'waiting for the migrations');
-    await sleep(pause, undefined, signal ? { signal } : {});
   }
 }
 

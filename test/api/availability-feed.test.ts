@@ -6,6 +6,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
+import type { Knex } from '../../db/postgres/knex.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import {
   bookSlot,
@@ -42,6 +43,13 @@ test.after.always(async () => {
 });
 
 const POLL = 'GET /slots/availability/changes';
+
+/** Makes the changes of a venue (of every venue without one) older than `shortRetention` keeps. */
+async function ageChanges(db: Knex, venueId?: string): Promise<void> {
+  await db('availability_changes')
+    .where(venueId ? { venue_id: venueId } : {})
+    .update({ recorded_at: db.raw("now() - interval '2 minutes'") });
+}
 
 async function world() {
   const w = await makeBookingWorld(database().db);
@@ -349,9 +357,7 @@ test('a cursor expires for a venue once a change after it is older than the rete
   await holdSlot(server, w, { index: 7 });
   await poll(server, w.apiKey, { venue_id: w.venueId, after: cursor });
   t.is((await poll(shortRetention, w.apiKey, { venue_id: w.venueId, after: cursor })).status, 200);
-  await db('availability_changes')
-    .where({ venue_id: w.venueId })
-    .update({ recorded_at: db.raw("now() - interval '2 minutes'") });
+  await ageChanges(db, w.venueId);
   const expired = await poll(shortRetention, w.apiKey, { venue_id: w.venueId, after: cursor });
   t.is(expired.status, 410);
   t.is(expired.body.error, 'CURSOR_EXPIRED');
@@ -388,9 +394,7 @@ test('an event’s cursor at a quiet venue never expires: its change is not afte
   await db('resources')
     .where({ venue_id: w.venueId })
     .update({ created_at: db.raw("now() - interval '1 hour'") });
-  await db('availability_changes')
-    .where({ venue_id: w.venueId })
-    .update({ recorded_at: db.raw("now() - interval '2 minutes'") });
+  await ageChanges(db, w.venueId);
   // The last event a client read resumes the feed; one within the change lists the rest of it.
   const last = await poll(shortRetention, w.apiKey, {
     venue_id: w.venueId,
@@ -410,9 +414,7 @@ test('an event’s cursor at a quiet venue never expires: its change is not afte
   // A later change of the venue, older than the retention, expires them.
   await holdSlot(server, w, { index: 11 });
   await pollAll(server, w.apiKey, w.venueId, cursor);
-  await db('availability_changes')
-    .where({ venue_id: w.venueId })
-    .update({ recorded_at: db.raw("now() - interval '2 minutes'") });
+  await ageChanges(db, w.venueId);
   const expired = await poll(shortRetention, w.apiKey, {
     venue_id: w.venueId,
     after: events.at(-1)!.cursor as string,
@@ -432,7 +434,7 @@ test.serial(
     t.is((await pollAll(server, w.apiKey, w.venueId, cursor)).events.length, 1);
     const before = await snapshotCursor(server, w.apiKey, w.venueId, date);
     t.not(before, '0');
-    await db('availability_changes').update({ recorded_at: db.raw("now() - interval '2 minutes'") });
+    await ageChanges(db);
     for (;;) {
       const { rows } = await db.raw<{ rows: { n: number }[] }>(
         'select prune_availability_changes(60, 1000) as n',
