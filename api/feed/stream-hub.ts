@@ -26,6 +26,7 @@ import type { Config } from '../../db/platform/config.ts';
 import type { Logger } from '../../db/platform/log.ts';
 import type { Metrics } from '../../db/platform/metrics.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
+import { isDatabaseUnavailable } from '../../db/postgres/pg-errors.ts';
 import * as feed from '../../db/queries/availability-changes.ts';
 import { cursorOf, isAfter } from './cursor.ts';
 
@@ -422,6 +423,12 @@ export class StreamHub {
         stream.send(batch);
       }
     } catch (err) {
+      // The database gone for a while (a restart): the stream keeps its place and reads on once a
+      // tick reads again, as the streams at the log's end do. Anything else ends it.
+      if (isDatabaseUnavailable(err)) {
+        this.warn(err, 'an availability stream waits for the database to catch up');
+        return;
+      }
       this.warn(err, 'an availability stream could not catch up');
       stream.end();
     } finally {

@@ -7,7 +7,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { parseCursor } from '../../api/feed/cursor.ts';
-import { createDb } from '../../db/postgres/knex.ts';
+import { createDb, type Knex } from '../../db/postgres/knex.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { StreamHub } from '../../api/feed/stream-hub.ts';
 import { unserved } from '../../db/platform/metrics.ts';
@@ -305,6 +305,46 @@ test('a long backlog is replayed once, in order, page after page, then the strea
   t.is(new Set(stream.events().map((f) => f.id)).size, stream.events().length, 'each once');
   const rate = await call(web[0]!, 'GET', `/api/v1/partner/venues/${w.venueId}`, { key: w.apiKey });
   t.is(rate.status, 200);
+});
+
+test('a stream catching up through a database outage keeps its place and reads on afterwards', async (t) => {
+  const { db } = database();
+  const { w, cursor } = await world();
+  for (let index = 0; index < 3; index++) await holdSlot(web[0]!, w, { index });
+  const { events } = await pollAll(web[0]!, w.apiKey, w.venueId, cursor);
+  // The stream's own pages fail twice as a database restart fails them (57P01); the hub's reads
+  // of the log's end do not. Such a failure ended the stream (found by the restart fault test).
+  let failures = 2;
+  const restarting = new Proxy(db, {
+    get(target, property, receiver) {
+      if (property !== 'raw') return Reflect.get(target, property, receiver) as unknown;
+      return (sql: string, bindings: readonly Knex.RawBinding[]) => {
+        if (failures > 0 && sql.includes('availability_feed') && bindings.at(-1) === 500) {
+          failures--;
+          return Promise.reject(Object.assign(new Error('terminating connection'), { code: '57P01' }));
+        }
+        return target.raw(sql, bindings);
+      };
+    },
+  });
+  const hub = new StreamHub({
+    db: restarting,
+    config: database().config,
+    log: database().log,
+    metrics: unserved,
+  });
+  const server = await startApp(database(), { streams: hub });
+  t.teardown(() => server.close());
+  const stream = await open(t, server, w.apiKey, { venue_id: w.venueId }, { 'last-event-id': cursor });
+  await eventsArrive(stream, events.length + 1, 10_000);
+  t.is(failures, 0, 'both page reads failed');
+  t.deepEqual(
+    stream
+      .events()
+      .slice(1)
+      .map((f) => f.id),
+    events.map((e) => e.cursor),
+  );
 });
 
 test('a client that stops reading is cut off after the stall limit, not buffered for', async (t) => {
