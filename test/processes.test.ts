@@ -340,6 +340,23 @@ test('a process that fails to start writes every line it logged, the fatal one l
   }
 });
 
+test('a database connection lost with nothing listening is a warning, not a crash; any other uncaught error still is', async (t) => {
+  // pg-boss removes every listener of its LISTEN connection before ending it at stop: a termination
+  // arriving in between was thrown as an uncaught 'error' event, and a stopping worker exited 1.
+  const orphaned = start('test/helpers/orphaned-connection.ts');
+  const { backend_pid: pid } = await orphaned.logLine('connection orphaned');
+  await database().db.raw('select pg_terminate_backend(?)', [pid as number]);
+  await orphaned.logLine('a database connection was lost with nothing listening for it');
+  t.is(orphaned.child.exitCode, null, orphaned.output());
+  t.is(await stop(orphaned), 0, orphaned.output());
+  t.false(orphaned.output().includes('"level":60'), orphaned.output());
+
+  const buggy = start('test/helpers/orphaned-connection.ts', { THROW: '1' });
+  const [code] = (await once(buggy.child, 'exit')) as [number];
+  t.is(code, 1, buggy.output());
+  t.like(jsonLines(t, buggy.output()).at(-1), { level: 60, msg: 'uncaught error' }, buggy.output());
+});
+
 test('migrate can run again on a migrated database', async (t) => {
   const { stdout } = await promisify(execFile)(process.execPath, ['db/schema/migrate.ts'], {
     cwd: root,

@@ -2,6 +2,7 @@
  * The life of a long-running process (web, worker, start): how it starts, what it prints, how it
  * stops.
  */
+import { isLostConnection } from '../postgres/pg-errors.ts';
 import { logsWritten, type Logger } from './log.ts';
 
 declare global {
@@ -40,6 +41,13 @@ export function onShutdownSignal(log: Logger, stop: () => Promise<void>): void {
  * Makes every line the process prints JSON, as CONTRACT.md asks of web and worker: Node's own
  * warnings go through the logger instead of its plain-text printer, and an uncaught error is one
  * fatal log line and exit 1 instead of a stack trace on stderr.
+ *
+ * Except a database connection lost where nothing listened for it: a pg client reports the loss as
+ * an `'error'` event, and an event nobody listens for is thrown. pg-boss removes every listener of
+ * its LISTEN connection before ending it at stop, so a restart or `pg_terminate_backend` reaching
+ * that connection in between ended a stopping worker with exit 1 (a CI run). The connection was
+ * being thrown away and its owner holds nothing else, so it is a warning and the process goes on.
+ * A rejected promise nobody handled is still fatal, whatever its error: that is our own bug.
  */
 export function printOnlyJson(log: Logger): void {
   process.removeAllListeners('warning');
@@ -47,7 +55,11 @@ export function printOnlyJson(log: Logger): void {
     log.warn({ warning: { name: warning.name, message: warning.message } }, 'node warning'),
   );
   const fatal = (err: unknown) => void exitFatally(log, err, 'uncaught error');
-  process.on('uncaughtException', fatal);
+  process.on('uncaughtException', (err, origin) => {
+    if (origin === 'uncaughtException' && isLostConnection(err)) {
+      log.warn({ err: err.message }, 'a database connection was lost with nothing listening for it');
+    } else fatal(err);
+  });
   process.on('unhandledRejection', fatal);
 }
 

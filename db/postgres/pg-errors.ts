@@ -108,6 +108,21 @@ export function isDataException(err: unknown): err is pg.DatabaseError {
   return err instanceof pg.DatabaseError && typeof err.code === 'string' && err.code.startsWith('22');
 }
 
+/** SQLSTATEs of a server ending a session: administrator command, crash, or shutdown. */
+const SESSION_ENDED_CODES = new Set(['57P01', '57P02', '57P03']);
+
+/**
+ * The connection itself died (the server ended the session, or its socket failed), as a pg client
+ * reports it in an `'error'` event: not a statement that failed on a live connection.
+ */
+export function isLostConnection(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string')
+    return SOCKET_CODES.has(code) || SESSION_ENDED_CODES.has(code) || code.startsWith('08');
+  return /^Connection terminated/.test(err.message);
+}
+
 /**
  * The database cannot serve now — unreachable, restarting, out of connections, or past a timeout
  * the service set — as opposed to a request or code that is wrong. Looks through `cause` chains,

@@ -4,7 +4,12 @@
  */
 import test from 'ava';
 import pg from 'pg';
-import { isDatabaseUnavailable, isDataException, isTransientConflict } from '../../db/postgres/pg-errors.ts';
+import {
+  isDatabaseUnavailable,
+  isDataException,
+  isLostConnection,
+  isTransientConflict,
+} from '../../db/postgres/pg-errors.ts';
 
 function databaseError(code: string, message = 'server said no'): pg.DatabaseError {
   const err = new pg.DatabaseError(message, 0, 'error');
@@ -45,4 +50,16 @@ test('a wrong request or a bug is not unavailability', (t) => {
   t.true(isTransientConflict(databaseError('40P01')));
   t.true(isTransientConflict(databaseError('40001')));
   t.false(isTransientConflict(databaseError('23P01')));
+});
+
+test('a lost connection is the session ended or the socket failed, not a failed statement or a timeout', (t) => {
+  for (const code of ['57P01', '57P02', '57P03', '08006', 'ECONNRESET', 'EPIPE']) {
+    t.true(isLostConnection(Object.assign(databaseError('00000'), { code })), code);
+  }
+  t.true(isLostConnection(new Error('Connection terminated unexpectedly')));
+  // A statement that failed, or timed out, on a live connection; and what is not an Error at all.
+  for (const code of ['57014', '55P03', '23505', '53300'])
+    t.false(isLostConnection(databaseError(code)), code);
+  t.false(isLostConnection(new Error('an ordinary bug')));
+  t.false(isLostConnection({ code: '57P01', message: 'a plain object' }));
 });
