@@ -1,5 +1,5 @@
 /**
- * Idempotent writes. The key is claimed in the transaction of the effect, first: a retry either
+ * Idempotent writes. The key is taken in the transaction of the effect, first: a retry either
  * replays the committed result or waits for the attempt in flight and then replays it; it never
  * runs the effect twice, and a failed attempt (its transaction rolled back) leaves the key unused.
  * Keys are scoped per partner across all operations (CONTRACT.md).
@@ -77,13 +77,13 @@ export async function withIdempotency<T>(
   revive: (json: Record<string, unknown>) => T,
 ): Promise<WriteOutcome<T>> {
   const print = fingerprint(write.request);
-  const record = await idempotencyKeys.claim(trx, { ...write, fingerprint: print });
+  const record = await idempotencyKeys.lock(trx, write);
   if (record) {
     assertSameWrite(record, write, print);
     return record.result === null ? new StoredAnswer(record.response) : revive(record.result);
   }
   const result = await effect();
-  await idempotencyKeys.complete(trx, write.partnerId, write.key, result);
+  await idempotencyKeys.store(trx, { ...write, fingerprint: print }, result);
   return result;
 }
 

@@ -957,7 +957,7 @@ begin
   if p_trace is not null then
     perform set_config('booking.trace', p_trace, true);
   end if;
-  v_used := claim_idempotency_key(p_partner_id, p_key, 'confirm', p_fingerprint);
+  v_used := lock_idempotency_key(p_partner_id, p_key);
   if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
     select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
       into replayed, operation, fingerprint, result, response;
@@ -1022,7 +1022,7 @@ begin
   replayed := false;
   result := jsonb_build_object('booking', to_jsonb(v_booking), 'package_credit_consumed',
     case when p_use_package_credit is not null then v_purchase is not null end);
-  update idempotency_keys k set result = confirm_hold.result where k.partner_id = p_partner_id and k.key = p_key;
+  perform store_idempotency_key(p_partner_id, p_key, 'confirm', p_fingerprint, result);
 end
 $function$;
 
@@ -1054,7 +1054,7 @@ begin
   if not venue_authorized(p_partner_id, v_group.venue_id) then
     raise exception using errcode = 'PB000', message = 'venue_not_authorized';
   end if;
-  v_used := claim_idempotency_key(p_partner_id, p_key, 'hold_group_confirm', p_fingerprint);
+  v_used := lock_idempotency_key(p_partner_id, p_key);
   if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
     select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
       into replayed, operation, fingerprint, result, response;
@@ -1121,8 +1121,7 @@ begin
   replayed := false;
   result := hold_group_json(v_group.id) || jsonb_build_object('package_credits_consumed',
     case when p_use_package_credit is not null then case when v_take then v_count else 0 end end);
-  update idempotency_keys k set result = confirm_hold_group.result
-   where k.partner_id = p_partner_id and k.key = p_key;
+  perform store_idempotency_key(p_partner_id, p_key, 'hold_group_confirm', p_fingerprint, result);
 end
 $function$;
 
@@ -1303,6 +1302,19 @@ begin
 end
 $function$;
 
+CREATE OR REPLACE FUNCTION public.lock_idempotency_key(p_partner_id uuid, p_key text)
+ RETURNS idempotency_keys
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_record idempotency_keys;
+begin
+  perform pg_advisory_xact_lock(1768188793, hashtext(p_partner_id::text || '/' || p_key));
+  select k.* into v_record from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+  return v_record;
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION public.lock_reservation_windows(p_units uuid[], p_during tstzrange)
  RETURNS void
  LANGUAGE plpgsql
@@ -1359,7 +1371,7 @@ begin
   if p_trace is not null then
     perform set_config('booking.trace', p_trace, true);
   end if;
-  v_used := claim_idempotency_key(p_partner_id, p_key, 'hold', p_fingerprint);
+  v_used := lock_idempotency_key(p_partner_id, p_key);
   if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
     select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
       into replayed, operation, fingerprint, result, response;
@@ -1420,7 +1432,7 @@ begin
 
   replayed := false;
   result := to_jsonb(v_hold);
-  update idempotency_keys k set result = place_hold.result where k.partner_id = p_partner_id and k.key = p_key;
+  perform store_idempotency_key(p_partner_id, p_key, 'hold', p_fingerprint, result);
 end
 $function$;
 
@@ -1485,7 +1497,7 @@ begin
   end if;
 
   -- 3. The key.
-  v_used := claim_idempotency_key(p_partner_id, p_key, 'hold_group', p_fingerprint);
+  v_used := lock_idempotency_key(p_partner_id, p_key);
   if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
     select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
       into replayed, operation, fingerprint, result, response;
@@ -1547,7 +1559,7 @@ begin
 
   replayed := false;
   result := hold_group_json(v_group.id);
-  update idempotency_keys k set result = place_hold_group.result where k.partner_id = p_partner_id and k.key = p_key;
+  perform store_idempotency_key(p_partner_id, p_key, 'hold_group', p_fingerprint, result);
 end
 $function$;
 
@@ -1595,7 +1607,7 @@ begin
   end if;
 
   -- 2. The key.
-  v_used := claim_idempotency_key(p_partner_id, p_key, 'series', p_fingerprint);
+  v_used := lock_idempotency_key(p_partner_id, p_key);
   if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
     select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
       into replayed, operation, fingerprint, result, response;
@@ -1657,7 +1669,7 @@ begin
 
   replayed := false;
   result := series_json(v_series_id);
-  update idempotency_keys k set result = place_series.result where k.partner_id = p_partner_id and k.key = p_key;
+  perform store_idempotency_key(p_partner_id, p_key, 'series', p_fingerprint, result);
 end
 $function$;
 
@@ -2288,6 +2300,14 @@ AS $function$
   select overlay(overlay(
     md5('booking-slot:' || p_resource_id || '/' || (extract(epoch from p_start) * 1000)::bigint)
     placing '5' from 13 for 1) placing '8' from 17 for 1)::uuid
+$function$;
+
+CREATE OR REPLACE FUNCTION public.store_idempotency_key(p_partner_id uuid, p_key text, p_operation text, p_fingerprint text, p_result jsonb)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+  insert into idempotency_keys (partner_id, key, operation, fingerprint, result)
+    values (p_partner_id, p_key, p_operation, p_fingerprint, p_result)
 $function$;
 
 CREATE OR REPLACE FUNCTION public.take_advisory_locks(p_keys bigint[])

@@ -10,8 +10,8 @@
 -- writes the booking and booking_created. A replay answers the stored result, so it
 -- never takes a second credit. Refusals: SQLSTATE PB000 with the reason as the message.
 --
--- requires: claim_idempotency_key, venue_authorized, hold_is_expired, hold_is_intact, book_reservations,
---   record_booking_event
+-- requires: lock_idempotency_key, store_idempotency_key, venue_authorized, hold_is_expired,
+--   hold_is_intact, book_reservations, record_booking_event
 create or replace function confirm_hold(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_hold_id uuid, p_payment_reference text,
   p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean,
@@ -27,7 +27,7 @@ begin
   if p_trace is not null then
     perform set_config('booking.trace', p_trace, true);
   end if;
-  v_used := claim_idempotency_key(p_partner_id, p_key, 'confirm', p_fingerprint);
+  v_used := lock_idempotency_key(p_partner_id, p_key);
   if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
     select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
       into replayed, operation, fingerprint, result, response;
@@ -92,6 +92,6 @@ begin
   replayed := false;
   result := jsonb_build_object('booking', to_jsonb(v_booking), 'package_credit_consumed',
     case when p_use_package_credit is not null then v_purchase is not null end);
-  update idempotency_keys k set result = confirm_hold.result where k.partner_id = p_partner_id and k.key = p_key;
+  perform store_idempotency_key(p_partner_id, p_key, 'confirm', p_fingerprint, result);
 end
 $$;

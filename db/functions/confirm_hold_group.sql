@@ -14,8 +14,8 @@
 -- from. Otherwise every booking is paid. The result, stored under the key, is the group as it now
 -- is (hold_group_json()) with `package_credits_consumed`: N or 0 when the request asked, else null.
 --
--- requires: claim_idempotency_key, venue_authorized, hold_is_intact, book_reservations, record_booking_events,
---   hold_group_json
+-- requires: lock_idempotency_key, store_idempotency_key, venue_authorized, hold_is_intact,
+--   book_reservations, record_booking_events, hold_group_json
 create or replace function confirm_hold_group(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_group_id uuid, p_payment_reference text,
   p_customer_name text, p_customer_phone text, p_customer_email text, p_use_package_credit boolean,
@@ -46,7 +46,7 @@ begin
   if not venue_authorized(p_partner_id, v_group.venue_id) then
     raise exception using errcode = 'PB000', message = 'venue_not_authorized';
   end if;
-  v_used := claim_idempotency_key(p_partner_id, p_key, 'hold_group_confirm', p_fingerprint);
+  v_used := lock_idempotency_key(p_partner_id, p_key);
   if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
     select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
       into replayed, operation, fingerprint, result, response;
@@ -113,7 +113,6 @@ begin
   replayed := false;
   result := hold_group_json(v_group.id) || jsonb_build_object('package_credits_consumed',
     case when p_use_package_credit is not null then case when v_take then v_count else 0 end end);
-  update idempotency_keys k set result = confirm_hold_group.result
-   where k.partner_id = p_partner_id and k.key = p_key;
+  perform store_idempotency_key(p_partner_id, p_key, 'hold_group_confirm', p_fingerprint, result);
 end
 $$;

@@ -1,7 +1,7 @@
 -- place_hold(trace, partner, key, fingerprint, venue, resource, start, minutes, phone): a hold, the
 -- whole of POST /bookings/hold, in one statement and its own transaction, in this order:
 --
--- - claims the idempotency key (claim_idempotency_key()); a key already used returns its record
+-- - takes the idempotency key (lock_idempotency_key()); a key already used returns its record
 --   instead (replayed), and the API answers from it (api/idempotency.ts);
 -- - reads the venue (the partner's, not archived), the resource, and the grid slots the hold covers
 --   with their prices and rules (venue_slots()), and the customer's membership discount
@@ -13,15 +13,15 @@
 --   ids, which the caller expires as their job would and then places the hold again;
 -- - inserts the hold and its reservations (the exclusion constraint has the last word), records
 --   the availability change and hold_created, sends the hold's expiry job (send_job_hold_expire(), pg-boss's own send), and
---   stores the hold under the key.
+--   stores the hold under the key (store_idempotency_key()).
 --
 -- Refusals are SQLSTATE PB000 with the reason as the message (db/postgres/pg-errors.ts), and leave
 -- nothing behind. `p_trace` (the request's trace and id, as JSON) goes to the event's deliveries and
 -- the expiry job.
 --
--- requires: claim_idempotency_key, authorized_venues, venue_slots, membership_discount, resource_units,
---   lock_reservation_windows, window_claims, slot_id, record_availability_change, record_hold_event,
---   job_trace
+-- requires: lock_idempotency_key, store_idempotency_key, authorized_venues, venue_slots,
+--   membership_discount, resource_units, lock_reservation_windows, window_claims, slot_id,
+--   record_availability_change, record_hold_event, job_trace
 create or replace function place_hold(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id uuid,
   p_start timestamptz, p_minutes integer, p_customer_phone text,
@@ -46,7 +46,7 @@ begin
   if p_trace is not null then
     perform set_config('booking.trace', p_trace, true);
   end if;
-  v_used := claim_idempotency_key(p_partner_id, p_key, 'hold', p_fingerprint);
+  v_used := lock_idempotency_key(p_partner_id, p_key);
   if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
     select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
       into replayed, operation, fingerprint, result, response;
@@ -107,6 +107,6 @@ begin
 
   replayed := false;
   result := to_jsonb(v_hold);
-  update idempotency_keys k set result = place_hold.result where k.partner_id = p_partner_id and k.key = p_key;
+  perform store_idempotency_key(p_partner_id, p_key, 'hold', p_fingerprint, result);
 end
 $$;

@@ -20,9 +20,9 @@
 -- membership discount. The result, stored under the key, is the group and its holds.
 -- Items are JSON `{resource_id, slot_start, slot_duration_minutes}`, checked for shape by the API.
 --
--- requires: resource_units, venue_authorized, authorized_venues, claim_idempotency_key, window_rule_refusal,
---   reservation_window_locks, take_advisory_locks, window_claims,
---   window_price, membership_discount, hold_group_items, hold_group_json
+-- requires: resource_units, venue_authorized, authorized_venues, lock_idempotency_key,
+--   store_idempotency_key, window_rule_refusal, reservation_window_locks, take_advisory_locks,
+--   window_claims, window_price, membership_discount, hold_group_items, hold_group_json
 create or replace function place_hold_group(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_items jsonb,
   p_customer_phone text,
@@ -86,7 +86,7 @@ begin
   end if;
 
   -- 3. The key.
-  v_used := claim_idempotency_key(p_partner_id, p_key, 'hold_group', p_fingerprint);
+  v_used := lock_idempotency_key(p_partner_id, p_key);
   if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
     select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
       into replayed, operation, fingerprint, result, response;
@@ -148,6 +148,6 @@ begin
 
   replayed := false;
   result := hold_group_json(v_group.id);
-  update idempotency_keys k set result = place_hold_group.result where k.partner_id = p_partner_id and k.key = p_key;
+  perform store_idempotency_key(p_partner_id, p_key, 'hold_group', p_fingerprint, result);
 end
 $$;

@@ -20,8 +20,8 @@
 -- SKIPPED with its reason, EXCLUDED). The result, stored under the key, is the series as it now is
 -- (series_json()).
 --
--- requires: authorized_venues, claim_idempotency_key, judge_series, window_price, membership_discount,
---   hold_group_items, series_json
+-- requires: authorized_venues, lock_idempotency_key, store_idempotency_key, judge_series,
+--   window_price, membership_discount, hold_group_items, series_json
 create or replace function place_series(
   p_trace text, p_partner_id uuid, p_key text, p_fingerprint text, p_venue_id uuid, p_resource_id text,
   p_first_date date, p_start_time time, p_minutes integer, p_count integer, p_interval_weeks integer,
@@ -61,7 +61,7 @@ begin
   end if;
 
   -- 2. The key.
-  v_used := claim_idempotency_key(p_partner_id, p_key, 'series', p_fingerprint);
+  v_used := lock_idempotency_key(p_partner_id, p_key);
   if v_used.key is not null then -- (a row IS NOT NULL only when every column is)
     select true, v_used.operation, v_used.fingerprint, v_used.result, v_used.response
       into replayed, operation, fingerprint, result, response;
@@ -123,6 +123,6 @@ begin
 
   replayed := false;
   result := series_json(v_series_id);
-  update idempotency_keys k set result = place_series.result where k.partner_id = p_partner_id and k.key = p_key;
+  perform store_idempotency_key(p_partner_id, p_key, 'series', p_fingerprint, result);
 end
 $$;

@@ -8,6 +8,10 @@
 --   and published by record_event() now.
 -- - record_hold_event(hold, type) and record_booking_event(booking, type), without a trace: what the
 --   previous release's place_hold() and confirm_hold() call until this release's replace them.
+-- - claim_idempotency_key(partner, key, operation, fingerprint): the previous release's keyed writes
+--   in TypeScript claim their key with it (inserting it at once, to update it with the result at the
+--   end); this release locks the key (lock_idempotency_key()) and inserts it once, with its result.
+--   The two meet on the unique key: see lock_idempotency_key.sql.
 -- - availability_snapshot(): this release reads availability through availability_snapshot_since(),
 --   which can answer that a grid the web process keeps still stands; this is it without one.
 --
@@ -82,4 +86,21 @@ language sql stable as $$
   select s.resource_id, s.starts_ms, s.ends_ms, s.prices, s.available, s.changes_position
     from availability_snapshot_since(p_partner_id, p_venue_id, p_date, p_one_resource, p_resource_id,
                                      null, null, null) s
+$$;
+
+-- Inserts the key at once: null when this call claimed it, else the key's record.
+create or replace function claim_idempotency_key(p_partner_id uuid, p_key text, p_operation text, p_fingerprint text)
+returns idempotency_keys
+language plpgsql as $$
+declare
+  v_record idempotency_keys;
+begin
+  insert into idempotency_keys (partner_id, key, operation, fingerprint)
+    values (p_partner_id, p_key, p_operation, p_fingerprint) on conflict do nothing;
+  if found then
+    return null;
+  end if;
+  select k.* into v_record from idempotency_keys k where k.partner_id = p_partner_id and k.key = p_key;
+  return v_record;
+end
 $$;

@@ -5,6 +5,8 @@
  */
 import pg from 'pg';
 
+/** 23505: a unique index already holds the key. */
+const UNIQUE_VIOLATION = '23505';
 /** 23P01: an exclusion constraint found an overlapping row (two reservations of one unit). */
 export const EXCLUSION_VIOLATION = '23P01';
 /** 40P01: the server aborted this transaction to break a deadlock. */
@@ -81,10 +83,16 @@ export function isPgError(err: unknown, code: string, constraint?: string): err 
 
 /**
  * A transaction that lost to a concurrent one (deadlock or serialization failure): nothing was
- * wrong with it, and running it again is the answer.
+ * wrong with it, and running it again is the answer. So is a keyed write whose key another
+ * transaction stored first: a write of the previous release, which claims keys without their lock
+ * (db/functions/lock_idempotency_key.sql); run again, it finds the key and replays what that one did.
  */
 export function isTransientConflict(err: unknown): boolean {
-  return isPgError(err, DEADLOCK_DETECTED) || isPgError(err, SERIALIZATION_FAILURE);
+  return (
+    isPgError(err, DEADLOCK_DETECTED) ||
+    isPgError(err, SERIALIZATION_FAILURE) ||
+    isPgError(err, UNIQUE_VIOLATION, 'idempotency_keys_pkey')
+  );
 }
 
 /**

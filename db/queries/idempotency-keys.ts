@@ -13,30 +13,44 @@ export interface IdempotencyRow {
   response: unknown;
 }
 
+/** A keyed write's key and what it stands for. */
+export interface KeyedWrite {
+  partnerId: string;
+  key: string;
+  operation: string;
+  fingerprint: string;
+}
+
 /**
- * Claims a key for this transaction (`claim_idempotency_key()`, the claim the hold and confirm
- * functions make too): undefined when this call claimed it, else the key's record. When another
- * transaction holds the same key uncommitted, this waits for it (the unique index does), so a
- * concurrent retry replays the first attempt's committed result instead of running the effect again.
+ * Takes a key for this transaction (`lock_idempotency_key()`, as the hold and confirm functions do
+ * too): its record when it was used, else undefined, and the write runs and then stores its result
+ * (`store()`). When another transaction holds the same key, this waits for it to end (the key's
+ * advisory lock), so a concurrent retry replays the first attempt's committed result instead of
+ * running the effect again.
  */
-export async function claim(
+export async function lock(
   trx: Knex,
-  record: { partnerId: string; key: string; operation: string; fingerprint: string },
+  write: Pick<KeyedWrite, 'partnerId' | 'key'>,
 ): Promise<IdempotencyRow | undefined> {
   const { rows } = await trx.raw<{ rows: (IdempotencyRow | { key: null })[] }>(
-    'select * from claim_idempotency_key(?, ?, ?, ?)',
-    [record.partnerId, record.key, record.operation, record.fingerprint],
+    'select * from lock_idempotency_key(?, ?)',
+    [write.partnerId, write.key],
   );
   const used = rows[0];
   return used && used.key !== null ? used : undefined;
 }
 
 /**
- * Stores the result of the write that claimed the key, as data. (status_code, written by releases
- * long gone, is no longer read: a replay answers with its route's status.)
+ * Records the key with the result of the write that found it unused, as data, in its transaction
+ * (`store_idempotency_key()`). (status_code, written by releases long gone, is no longer read: a
+ * replay answers with its route's status.)
  */
-export async function complete(trx: Knex, partnerId: string, key: string, result: unknown): Promise<void> {
-  await trx('idempotency_keys')
-    .where({ partner_id: partnerId, key })
-    .update({ result: JSON.stringify(result) });
+export async function store(trx: Knex, write: KeyedWrite, result: unknown): Promise<void> {
+  await trx.raw('select store_idempotency_key(?, ?, ?, ?, ?::jsonb)', [
+    write.partnerId,
+    write.key,
+    write.operation,
+    write.fingerprint,
+    JSON.stringify(result),
+  ]);
 }

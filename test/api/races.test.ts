@@ -301,6 +301,68 @@ test('20 parallel purchases with one key: one purchase, every answer the same', 
   t.is(Number((await db('package_purchases').where({ package_id: packageId }).count({ n: '*' }))[0]!.n), 1);
 });
 
+test.serial(
+  "a keyed write meeting the previous release's claim of its key (inserted at once, without the key's lock): no 500, no second effect",
+  async (t) => {
+    // A rolling deploy runs both releases: the previous one claims a key by inserting it first and
+    // updates it with its result at the end; this one locks the key and inserts it once, at the end.
+    // This write runs its effect, then waits on the claimed key; once that commits, it must roll its
+    // effect back and answer from the key, never a 500 for the unique violation.
+    const { db } = database();
+    const w = await makeBookingWorld(db);
+    const [, , slot] = await gridSlots(db, w.venueId, w.court);
+    const packageId = await makePackage(db, { venueId: w.venueId, credits: 5 });
+    const writes = [
+      {
+        statement: '%place_hold(%',
+        send: (key: string) =>
+          hold(web(0), w.apiKey, {
+            venue_id: w.venueId,
+            resource_id: w.court,
+            slot_start: slot!.slot_start,
+            idempotency_key: key,
+          }),
+        effects: () => db('holds').where({ partner_id: w.partnerId }).count({ n: '*' }),
+      },
+      {
+        statement: '%store_idempotency_key(%',
+        send: (key: string) => purchase(web(1), w.apiKey, packageId, { idempotency_key: key }),
+        effects: () => db('package_purchases').where({ package_id: packageId }).count({ n: '*' }),
+      },
+    ];
+    for (const write of writes) {
+      const key = randomUUID();
+      const previous = await db.transaction();
+      try {
+        await previous.raw("select claim_idempotency_key(?, ?, 'hold_release', 'an earlier request')", [
+          w.partnerId,
+          key,
+        ]);
+        const answer = write.send(key);
+        await waitFor(async () => {
+          const { rows } = await db.raw<{ rows: unknown[] }>(
+            `select 1 from pg_stat_activity
+              where datname = current_database() and wait_event = 'transactionid' and query like ?`,
+            [write.statement],
+          );
+          return rows.length > 0;
+        });
+        await previous.raw("update idempotency_keys set result = '{}' where partner_id = ? and key = ?", [
+          w.partnerId,
+          key,
+        ]);
+        await previous.commit();
+        const { status, body } = await answer;
+        t.is(status, 409, JSON.stringify(body));
+        t.like(body, { error: 'IDEMPOTENCY_KEY_MISMATCH' });
+        t.is(Number((await write.effects())[0]!.n), 0, 'the effect rolled back');
+      } finally {
+        if (!previous.isCompleted()) await previous.rollback();
+      }
+    }
+  },
+);
+
 test('20 parallel joins for one customer, resource and date: one entry, every answer naming it', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);

@@ -50,6 +50,10 @@ test('a wrong request or a bug is not unavailability', (t) => {
   t.true(isTransientConflict(databaseError('40P01')));
   t.true(isTransientConflict(databaseError('40001')));
   t.false(isTransientConflict(databaseError('23P01')));
+  // A key stored first by a write that did not take its lock (the previous release's): run again.
+  const duplicate = (constraint: string) => Object.assign(databaseError('23505'), { constraint });
+  t.true(isTransientConflict(duplicate('idempotency_keys_pkey')));
+  t.false(isTransientConflict(duplicate('partners_name_key')));
 });
 
 test('a lost connection is the session ended or the socket failed, not a failed statement or a timeout', (t) => {
