@@ -2,8 +2,8 @@
 -- transaction-scoped advisory lock, then returns the key's record, or null when the key is unused
 -- (a retry of a committed write replays the record). The write that found it unused stores its
 -- result under the key as its last step (store_idempotency_key()), so each key is written once, in
--- one insert: the claim used to insert the key first and update it with the result at the end,
--- which was a fifth of a hold → confirm cycle's WAL (docs/BENCHMARKS.md).
+-- one insert: the claim used to insert the key first and update it with the result at the end, two
+-- heap records a key (writing it once saves ~4% of a hold → confirm cycle's WAL, docs/BENCHMARKS.md).
 --
 -- A concurrent retry of a write still in flight waits on the lock until that transaction ends, and
 -- then reads in a fresh snapshot (each statement of a volatile function takes one) what it
