@@ -178,17 +178,17 @@ function callbacks(route: Route, components: Record<string, Json>): Json {
 function responses(route: Route, components: Record<string, Json>): Json {
   const out: Json = {};
   const ref = (name: string) => ({ [name]: { $ref: `#/components/headers/${name}` } });
-  // A keyed route's answers are no-store; those to a key found valid also carry its rate limit, so
-  // a 401 (a key refused, counted against nothing) has none.
-  const refusedKey: Json = { ...ref('X-Request-Id'), ...(route.auth && ref('Cache-Control')) };
+  // Every answer has a request id, and a keyed route's are no-store; only those to a key found
+  // valid also carry its rate limit, so a 401 (a key refused, counted against nothing) has none.
+  const unmetered: Json = { ...ref('X-Request-Id'), ...(route.auth && ref('Cache-Control')) };
   const headers: Json = route.auth
     ? {
-        ...refusedKey,
+        ...unmetered,
         ...ref('X-RateLimit-Limit'),
         ...ref('X-RateLimit-Remaining'),
         ...ref('X-RateLimit-Reset-Ms'),
       }
-    : refusedKey;
+    : unmetered;
   for (const [status, spec] of Object.entries(route.responses)) {
     const response: Json = { description: spec.description, headers: { ...headers, ...spec.headers } };
     if (spec.schema) {
@@ -224,7 +224,7 @@ function responses(route: Route, components: Record<string, Json>): Json {
         status === 429 || status === 503
           ? { ...headers, ...ref('Retry-After') }
           : status === 401
-            ? refusedKey
+            ? unmetered
             : headers,
       content: {
         'application/json': {

@@ -44,8 +44,11 @@ export function refusalOf(err: unknown): Refusal | undefined {
  * (the server is shutting down, crashed, or not yet accepting connections), a database closed to
  * connections (55000, below), and the two timeouts the service sets on its own connections.
  */
-const UNAVAILABLE_CLASSES = ['08', '53'];
-const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', QUERY_CANCELED, LOCK_NOT_AVAILABLE]);
+const CONNECTION_EXCEPTION_CLASS = '08';
+const UNAVAILABLE_CLASSES = [CONNECTION_EXCEPTION_CLASS, '53'];
+/** The server ended the session: administrator command, crash, or shutdown (57P01–57P03). */
+const SESSION_ENDED_CODES = new Set(['57P01', '57P02', '57P03']);
+const UNAVAILABLE_CODES = new Set([...SESSION_ENDED_CODES, QUERY_CANCELED, LOCK_NOT_AVAILABLE]);
 /**
  * 55000 object not in prerequisite state: among other things, the refusal of a connection to a
  * database an operator closed (`ALTER DATABASE … ALLOW_CONNECTIONS false`, a maintenance window),
@@ -116,9 +119,6 @@ export function isDataException(err: unknown): err is pg.DatabaseError {
   return err instanceof pg.DatabaseError && typeof err.code === 'string' && err.code.startsWith('22');
 }
 
-/** SQLSTATEs of a server ending a session: administrator command, crash, or shutdown. */
-const SESSION_ENDED_CODES = new Set(['57P01', '57P02', '57P03']);
-
 /**
  * The connection itself died (the server ended the session, or its socket failed), as a pg client
  * reports it in an `'error'` event: not a statement that failed on a live connection.
@@ -127,7 +127,9 @@ export function isLostConnection(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string')
-    return SOCKET_CODES.has(code) || SESSION_ENDED_CODES.has(code) || code.startsWith('08');
+    return (
+      SOCKET_CODES.has(code) || SESSION_ENDED_CODES.has(code) || code.startsWith(CONNECTION_EXCEPTION_CLASS)
+    );
   return /^Connection terminated/.test(err.message);
 }
 

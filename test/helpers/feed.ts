@@ -151,6 +151,14 @@ function parseFrame(text: string): Frame {
   return frame;
 }
 
+/** The ids of the events a stream sent after its first (`hello`): the cursors it delivered. */
+export function idsAfterHello(stream: OpenStream): (string | undefined)[] {
+  return stream
+    .events()
+    .slice(1)
+    .map((f) => f.id);
+}
+
 /** Waits until the stream has at least `count` events. */
 export function eventsArrive(stream: OpenStream, count: number, timeout = 10_000): Promise<void> {
   return waitFor(() => stream.events().length >= count, { timeout });
