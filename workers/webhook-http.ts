@@ -200,41 +200,34 @@ function timedLookup(lookup: LookupFunction, timeoutMs: number): LookupFunction 
 }
 
 /**
- * One attempt's deadline: `signal` aborts once `ms` have passed, and `passed` rejects then (the
- * attempt races it: the request's own abort may wait for a connect to settle). `clear()`, once the
- * attempt has ended, stops the timer and drops the listener. AbortSignal.timeout() cannot be
- * cleared: its timer kept the signal for the whole deadline after every attempt, and through the
- * listener the race's promise and the endpoint's response with it: about 4 KiB an attempt for
+ * One attempt's deadline: once `ms` have passed, `signal` aborts and `passed` rejects (the attempt
+ * races it: the request's own abort may wait for a connect to settle). `clear()`, once the attempt
+ * has ended, stops the timer, the one thing that holds the deadline. AbortSignal.timeout() cannot be
+ * cleared: its timer kept the signal for the whole deadline after every attempt, and through a
+ * listener on it the race's promise and the endpoint's response with it: about 4 KiB an attempt for
  * WEBHOOK_TIMEOUT_MS (10 s): at the ~1,600 attempts/s of the shared harness's `fanout` burst, ~64 MB.
  */
 class Deadline {
   readonly signal: AbortSignal;
   readonly passed: Promise<never>;
-  readonly #controller = new AbortController();
   readonly #timer: NodeJS.Timeout;
-  #onAbort: (() => void) | undefined;
 
   constructor(ms: number) {
-    this.signal = this.#controller.signal;
-    this.passed = new Promise<never>((_, reject) => {
-      this.#onAbort = () => reject(this.signal.reason as Error);
-    });
-    // Handled where it is raced; an attempt that ended first never looks at it.
-    this.passed.catch(() => undefined);
-    this.signal.addEventListener('abort', this.#onAbort!, { once: true });
-    this.#timer = setTimeout(
-      () =>
-        this.#controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
-      ms,
-    );
+    const controller = new AbortController();
+    this.signal = controller.signal;
+    const { promise, reject } = Promise.withResolvers<never>();
+    this.passed = promise;
+    this.#timer = setTimeout(() => {
+      const reason = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+      controller.abort(reason);
+      reject(reason);
+    }, ms);
     // As AbortSignal.timeout's: an attempt in flight keeps the process alive, its deadline does not.
     this.#timer.unref();
   }
 
   clear(): void {
     clearTimeout(this.#timer);
-    this.signal.removeEventListener('abort', this.#onAbort!);
-    this.#onAbort = undefined;
   }
 }
 

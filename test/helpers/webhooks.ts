@@ -7,7 +7,13 @@
  * names the test resolver answers with 127.0.0.1, where a real receiver listens.
  */
 import type { LookupAddress } from 'node:dns';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { once } from 'node:events';
 import { isIP, type AddressInfo, type LookupFunction } from 'node:net';
 import type { Config } from '../../db/platform/config.ts';
@@ -115,6 +121,32 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
 }
 
 /** What a test resolver does for one lookup: an address, an error, a late answer, or (null) nothing. */
+/** A bare endpoint: its server, the URL of a path on it, and how to close it. */
+export interface Endpoint {
+  server: Server;
+  url: (path: string) => string;
+  close: () => Promise<void>;
+}
+
+/**
+ * An endpoint on 127.0.0.1 answering with `handler` and keeping nothing of its requests (a
+ * receiver records each one): for attempts counted, left unanswered, or measured by the heap.
+ */
+export async function startEndpoint(handler: RequestListener): Promise<Endpoint> {
+  const server = createServer(handler);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  return {
+    server,
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 export type Resolution = string | Error | { address: string; afterMs: number } | null;
 
 /** A dns.lookup-compatible resolver the test controls, and the lookups it answered. */

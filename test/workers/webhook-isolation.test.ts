@@ -7,9 +7,6 @@
  * attempt from being claimed.
  */
 import test from 'ava';
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as deliveries from '../../db/queries/webhook-deliveries.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { MAX_ATTEMPTS } from '../../db/rules/webhook-attempts.ts';
@@ -21,7 +18,7 @@ import { makePartner } from '../helpers/factories.ts';
 import { useTestServer } from '../helpers/http.ts';
 import { publishedEvent } from '../helpers/events.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { startReceiver, subscribe, type Receiver } from '../helpers/webhooks.ts';
+import { startEndpoint, startReceiver, subscribe, type Receiver } from '../helpers/webhooks.ts';
 
 const database = useTestDatabase(test);
 const server = useTestServer(test, database);
@@ -29,20 +26,13 @@ const server = useTestServer(test, database);
 /** An endpoint that accepts every request and never answers; it counts how many are open. */
 async function silentEndpoint() {
   const state = { received: 0, open: 0, mostOpen: 0 };
-  const endpoint = createServer((req) => {
+  const { url, close } = await startEndpoint((req) => {
     state.received++;
     state.open++;
     state.mostOpen = Math.max(state.mostOpen, state.open);
     req.socket.once('close', () => state.open--);
   });
-  endpoint.listen(0, '127.0.0.1');
-  await once(endpoint, 'listening');
-  const port = (endpoint.address() as AddressInfo).port;
-  const close = () => {
-    endpoint.closeAllConnections();
-    return new Promise<void>((resolve) => endpoint.close(() => resolve()));
-  };
-  return { state, url: (path: string) => `http://127.0.0.1:${port}${path}`, close };
+  return { state, url, close };
 }
 
 test.serial(

@@ -8,9 +8,6 @@
  */
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { MAX_ATTEMPTS } from '../../db/rules/webhook-attempts.ts';
@@ -21,7 +18,7 @@ import { holdSlot, makeBookingWorld } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { useTestServer } from '../helpers/http.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { deliveryFor, startReceiver, subscribe, testResolver } from '../helpers/webhooks.ts';
+import { deliveryFor, startEndpoint, startReceiver, subscribe, testResolver } from '../helpers/webhooks.ts';
 
 /** A full collection, at the test's call (V8's own `gc`, exposed for this file). */
 setFlagsFromString('--expose-gc');
@@ -108,18 +105,13 @@ test.serial(
 
 test.serial('an endpoint that closes idle connections quickly costs no attempt', async (t) => {
   let requests = 0;
-  const endpoint = createServer((_, res) => {
+  const endpoint = await startEndpoint((_, res) => {
     requests++;
     res.writeHead(200).end();
   });
-  endpoint.keepAliveTimeout = 50;
-  endpoint.listen(0, '127.0.0.1');
-  await once(endpoint, 'listening');
-  t.teardown(() => {
-    endpoint.closeAllConnections();
-    endpoint.close();
-  });
-  const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/hooks`;
+  endpoint.server.keepAliveTimeout = 50;
+  t.teardown(() => endpoint.close());
+  const url = endpoint.url('/hooks');
   const client = new WebhookClient({ timeoutMs: 2_000, allowPrivate: true });
   t.teardown(() => client.close());
   for (const pause of [0, 60, 10, 120, 45, 55, 200]) {
@@ -162,14 +154,9 @@ test.serial(
   async (t) => {
     // The endpoint answers at once; the deadline is a minute away, so whatever an attempt left for
     // its deadline to release would still be held when the heap is measured.
-    const endpoint = createServer((_req, res) => res.end('{"received":true}'));
-    endpoint.listen(0, '127.0.0.1');
-    await once(endpoint, 'listening');
-    t.teardown(() => {
-      endpoint.closeAllConnections();
-      endpoint.close();
-    });
-    const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/hooks`;
+    const endpoint = await startEndpoint((_req, res) => res.end('{"received":true}'));
+    t.teardown(() => endpoint.close());
+    const url = endpoint.url('/hooks');
     const client = new WebhookClient({ timeoutMs: 60_000, allowPrivate: true });
     t.teardown(() => client.close());
     const body = JSON.stringify({ event_type: 'hold_created', data: { hold_id: randomUUID() } });
