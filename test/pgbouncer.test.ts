@@ -12,7 +12,6 @@
  */
 import test from 'ava';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/database-url.ts';
 import { createDb, type Knex } from '../db/postgres/knex.ts';
 import { confirm, gridSlots, hold } from './helpers/booking.ts';
@@ -82,9 +81,8 @@ if (!program && !required) {
     };
 
     setup.migrations = [0, 1].map(() => start('db/schema/migrate.ts', pooledEnv()));
-    const exits = setup.migrations.map((m) => once(m.child, 'exit') as Promise<[number]>);
-    for (const [i, exit] of exits.entries()) {
-      const [code] = await exit;
+    for (const [i, migration] of setup.migrations.entries()) {
+      const code = await migration.exited;
       if (code !== 0) throw new Error(`migrate through PgBouncer failed:\n${setup.migrations[i]!.output()}`);
     }
     setup.db = createDb(directUrl, { poolMax: 4 });

@@ -44,7 +44,7 @@ test('two web processes enforce one shared budget per key, and stop with exit 0 
   } finally {
     for (const web of webs) t.is(await stop(web), 0, web.output());
   }
-  t.true(webs.every((w) => w.output().includes('"web stopped"')));
+  for (const web of webs) t.true(web.output().includes('"web stopped"'), web.output());
 });
 
 test('SIGTERM with availability streams open: each ends within 1 s with nothing more sent, and web exits 0 within 10 s', async (t) => {
@@ -72,7 +72,7 @@ test('SIGTERM with availability streams open: each ends within 1 s with nothing 
   } finally {
     await stop(web);
   }
-  t.true(web.output().includes('"web stopped"'));
+  t.true(web.output().includes('"web stopped"'), web.output());
 });
 
 test('a worker starts pg-boss and stops with exit 0 on SIGTERM', async (t) => {
@@ -95,7 +95,7 @@ test('npm run web and npm run worker, as the Procfile runs them: only JSON lines
     let output = '';
     npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = once(npm, 'exit') as Promise<[number | null]>;
+    const exited = once(npm, 'close') as Promise<[number | null]>;
     await waitFor(() => output.includes(`"msg":"${ready}"`), { timeout: 60_000 });
     const node = jsonLines(t, output).find((line) => line.msg === ready)!.pid as number;
     t.not(node, npm.pid, 'npm runs the service as a process of its own');
@@ -117,7 +117,7 @@ test('invalid configuration stops a process at start with one line naming the va
     ['db/schema/migrate.ts', { DATABASE_URL: '' }, 'DATABASE_URL'],
   ] as const) {
     const bad = start(script, env);
-    const [code] = (await once(bad.child, 'exit')) as [number];
+    const code = await bad.exited;
     t.is(code, 1, script);
     t.is(bad.output().trim().split('\n').length, 1, bad.output());
     const line =
@@ -308,7 +308,7 @@ test('a database that refuses outright stops web and worker with one fatal JSON 
   const missing = database().url.replace(/\/[^/]*$/, '/no_such_database');
   for (const script of ['api/main.ts', 'workers/main.ts']) {
     const refused = start(script, { DATABASE_URL: missing });
-    const [code] = (await once(refused.child, 'exit')) as [number];
+    const code = await refused.exited;
     t.is(code, 1, refused.output());
     const fatal = jsonLines(t, refused.output()).filter((line) => line.level === 60);
     t.is(fatal.length, 1, refused.output());
@@ -327,8 +327,7 @@ test('a process that fails to start writes every line it logged, the fatal one l
     });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const [code] = (await once(child, 'exit')) as [number];
-    if (child.stdout.readable) await once(child.stdout, 'end');
+    const [code] = (await once(child, 'close')) as [number];
     t.is(code, 1);
     const printed = jsonLines(t, output);
     t.deepEqual(
@@ -338,6 +337,17 @@ test('a process that fails to start writes every line it logged, the fatal one l
     );
     t.like(printed.at(-1), { level: 60, msg: 'could not start' }, output);
   }
+});
+
+test('a process is seen to exit only with all it wrote read: the last of many lines is there', async (t) => {
+  // A chunk of stdout may end mid-line: the helper parsed every line of what it had and threw on the
+  // cut one. And at 'exit' the child's last writes may still be in the pipe (a CI run saw web's
+  // "web stopped" missing after a clean exit 0): the helper waits for 'close', when both pipes ended.
+  const chatty = start('test/helpers/fails-after-logging.ts', { LINES: '20000', BUSY_MS: '0' });
+  t.is(await chatty.exited, 1);
+  const printed = jsonLines(t, chatty.output());
+  t.is(printed.length, 20_001);
+  t.like(printed.at(-1), { level: 60, msg: 'could not start' });
 });
 
 test('a database connection lost with nothing listening is a warning, not a crash; any other uncaught error still is', async (t) => {
@@ -352,7 +362,7 @@ test('a database connection lost with nothing listening is a warning, not a cras
   t.false(orphaned.output().includes('"level":60'), orphaned.output());
 
   const buggy = start('test/helpers/orphaned-connection.ts', { THROW: '1' });
-  const [code] = (await once(buggy.child, 'exit')) as [number];
+  const code = await buggy.exited;
   t.is(code, 1, buggy.output());
   t.like(jsonLines(t, buggy.output()).at(-1), { level: 60, msg: 'uncaught error' }, buggy.output());
 });

@@ -80,7 +80,8 @@ export async function startPgBouncer(
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = once(child, 'exit');
+    // 'close', not 'exit': the output is read to its end before it is searched below.
+    const exited = once(child, 'close');
     const up = await Promise.race([listening(port).then(() => true), exited.then(() => false)]);
     if (!up) {
       // Another process took the port between our probe and PgBouncer's bind: try another.

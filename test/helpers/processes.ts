@@ -20,7 +20,12 @@ export interface Started {
   output: () => string;
   /** The first JSON log line with this `msg`, once it appears (rejects if the process exits first). */
   logLine: (msg: string) => Promise<Record<string, unknown>>;
-  /** SIGTERM, then its exit code. */
+  /**
+   * Its exit code, once it has exited and its stdout and stderr are read to the end ('close', not
+   * 'exit': at 'exit' the last lines it wrote may still be in the pipe).
+   */
+  exited: Promise<number | null>;
+  /** SIGTERM, then its exit code (as `exited`). */
   stop: () => Promise<number | null>;
 }
 
@@ -39,37 +44,43 @@ export function startProcess(
   const args = ['--import', './db/platform/tracing-preload.ts', script];
   const child = spawn(process.execPath, args, { cwd, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
+  // stdout's complete JSON lines, parsed once each (a chunk may end mid-line).
+  const logged: Record<string, unknown>[] = [];
+  let partial = '';
   const waiting: { msg: string; resolve: (line: Record<string, unknown>) => void }[] = [];
-  const scan = () => {
-    for (const text of output.split('\n')) {
-      if (!text.startsWith('{')) continue;
-      const line = JSON.parse(text) as Record<string, unknown>;
-      for (const w of waiting.filter((w) => w.msg === line.msg)) {
-        waiting.splice(waiting.indexOf(w), 1);
-        w.resolve(line);
-      }
+  const answer = () => {
+    for (const w of [...waiting]) {
+      const line = logged.find((line) => line.msg === w.msg);
+      if (!line) continue;
+      waiting.splice(waiting.indexOf(w), 1);
+      w.resolve(line);
     }
   };
   child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-    scan();
+    const text = chunk.toString();
+    output += text;
+    const lines = (partial + text).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines)
+      if (line.startsWith('{')) logged.push(JSON.parse(line) as Record<string, unknown>);
+    answer();
   });
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = once(child, 'exit') as Promise<[number | null]>;
+  const exited = (once(child, 'close') as Promise<[number | null]>).then(([code]) => code);
   return {
     child,
+    exited,
     output: () => output,
     logLine: (msg) =>
       new Promise((resolve, reject) => {
         waiting.push({ msg, resolve });
-        scan();
+        answer();
         void exited.then(() => reject(new Error(`exited before logging "${msg}":\n${output}`)));
       }),
     stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
       child.kill('SIGTERM');
-      const [code] = await exited;
-      return code;
+      return exited;
     },
   };
 }
