@@ -13,6 +13,10 @@
  * - Attempts come due by a commit (a new event, a redelivery: `publish_event()` notifies
  *   ATTEMPTS_DUE_CHANNEL, which this process LISTENs on) or by time (a retry after its delay):
  *   polling every POLL_INTERVAL_MS finds those, and anything a lost notification missed.
+ * - An origin the last claim may have left attempts of behind (it had no room, or the claim took
+ *   all the room it had) is claimed for again as each of its attempts ends: a backlog drains at the
+ *   pace its endpoint answers, not one claim's worth a poll. At a steady pace no origin is left
+ *   behind and there is one claim an event.
  * - Outcomes are recorded in batches (`settle`), each attempt on its own conditions; a batch that
  *   fails (the database away) is tried again. An attempt whose worker died in flight is taken over
  *   once its lease passes (`takeOverAbandoned`, every SWEEP_INTERVAL_MS): recorded as failed and
@@ -68,6 +72,8 @@ export interface DispatcherDeps extends AttemptDeps {
   metrics?: Metrics | undefined;
   /** Where to LISTEN for due attempts; without it, the dispatcher only polls. */
   databaseUrl?: string | undefined;
+  /** How often to look for due attempts unasked; POLL_INTERVAL_MS unless a test says otherwise. */
+  pollIntervalMs?: number | undefined;
 }
 
 /** A running dispatcher. */
@@ -89,6 +95,8 @@ class DeliveryDispatcher implements Dispatcher {
   /** One pooled client for every attempt of this process (keep-alive per origin). */
   private readonly http: WebhookClient;
   private readonly busy = new Map<string, number>();
+  /** Origins the last claim may have left due attempts of behind (see claimWhileDue). */
+  private leftBehind = new Set<string>();
   private inFlight = 0;
   private readonly running = new Set<Promise<void>>();
   private claiming: Promise<void> | undefined;
@@ -115,7 +123,7 @@ class DeliveryDispatcher implements Dispatcher {
 
   async start(): Promise<void> {
     await this.listener?.start();
-    this.timers.push(setInterval(() => this.wake(), POLL_INTERVAL_MS));
+    this.timers.push(setInterval(() => this.wake(), this.deps.pollIntervalMs ?? POLL_INTERVAL_MS));
     this.timers.push(setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS));
     this.wake();
   }
@@ -146,18 +154,17 @@ class DeliveryDispatcher implements Dispatcher {
       this.claimAgain = false;
       const limit = Math.min(CLAIM_BATCH, MAX_IN_FLIGHT - this.inFlight);
       if (limit <= 0) return;
+      // What the claim is judged against: attempts that end while it runs free room it did not see.
+      const busy = new Map(this.busy);
       let plans: deliveries.AttemptPlan[];
       try {
-        plans = await deliveries.claimDue(
-          db,
-          { limit, perOrigin: PER_ORIGIN, busy: this.busy },
-          MAX_ATTEMPTS,
-        );
+        plans = await deliveries.claimDue(db, { limit, perOrigin: PER_ORIGIN, busy }, MAX_ATTEMPTS);
       } catch (err) {
         // The database is away: the next poll tries again.
         log.warn({ err: (err as Error).message }, 'could not claim webhook attempts');
         return;
       }
+      this.leftBehind = originsLeftBehind(busy, plans);
       for (const plan of plans) this.launch(plan);
       if (plans.length === limit) this.claimAgain = true;
     } while (this.claimAgain && !this.stopped);
@@ -176,8 +183,9 @@ class DeliveryDispatcher implements Dispatcher {
         else this.busy.set(origin, left);
         this.inFlight--;
         this.running.delete(run);
-        // Room has opened where a claim may have left attempts behind: look again.
-        if (left === PER_ORIGIN - 1 || this.inFlight === MAX_IN_FLIGHT - 1) this.wake();
+        // Room has opened where a claim may have left attempts behind: look again (a claim under
+        // way is followed by another, so attempts ending together cost one more claim, not one each).
+        if (this.leftBehind.has(origin) || this.inFlight === MAX_IN_FLIGHT - 1) this.wake();
       });
     this.running.add(run);
   }
@@ -291,6 +299,19 @@ class Settler {
       }
     }
   }
+}
+
+/**
+ * The origins a claim judged against `busy` may have left due attempts of behind: those it skipped
+ * as full, and those it took as many of as they had room for. An origin given fewer had no more due.
+ */
+function originsLeftBehind(busy: Map<string, number>, plans: deliveries.AttemptPlan[]): Set<string> {
+  const taken = new Map<string, number>();
+  for (const plan of plans) taken.set(plan.origin, (taken.get(plan.origin) ?? 0) + 1);
+  const behind = new Set<string>();
+  for (const [origin, n] of busy) if (n >= PER_ORIGIN) behind.add(origin);
+  for (const [origin, n] of taken) if (n >= PER_ORIGIN - (busy.get(origin) ?? 0)) behind.add(origin);
+  return behind;
 }
 
 /** The request that caused the delivery, for its log lines (tracing.ts carries its id). */

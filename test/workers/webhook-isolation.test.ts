@@ -11,7 +11,7 @@ import * as deliveries from '../../db/queries/webhook-deliveries.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { MAX_ATTEMPTS } from '../../db/rules/webhook-attempts.ts';
 import { startWorkers } from '../../workers/main.ts';
-import { PER_ORIGIN } from '../../workers/webhook-dispatcher.ts';
+import { PER_ORIGIN, startDispatcher } from '../../workers/webhook-dispatcher.ts';
 import { holdSlot, makeBookingWorld } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
@@ -67,6 +67,32 @@ test.serial(
     await db('webhook_deliveries')
       .whereIn('subscription_id', db('webhook_subscriptions').where({ partner_id: w.partnerId }).select('id'))
       .update({ status: 'dead_letter', next_attempt_id: null, next_attempt_at: null });
+  },
+);
+
+test.serial(
+  'a backlog at one origin drains as its attempts end, with no poll and no notification',
+  async (t) => {
+    // Each attempt that ended looked for more only when it left its origin one below the limit, and
+    // judged by the room at that moment: a backlog recorded at once (a redelivery of many, a worker
+    // back from an outage) drained one claim's worth (PER_ORIGIN) a poll, 34 deliveries/s.
+    const { db, log, config } = database();
+    const w = await makeBookingWorld(db);
+    let secret = '';
+    const receiver = await startReceiver(() => secret);
+    const dispatcher = await startDispatcher({ db, log, config, pollIntervalMs: 3_600_000 });
+    try {
+      ({ secret } = await subscribe(server(), w.apiKey, receiver.url, ['hold_created']));
+      const backlog = 4 * PER_ORIGIN + 3;
+      for (let i = 0; i < backlog; i++) await publishedEvent(db, w.partnerId, w.venueId);
+      dispatcher.wake(); // as the notification of the last commit would
+      await waitFor(() => receiver.received.length >= backlog, { timeout: 20_000 }).catch(() => undefined);
+      t.is(receiver.received.length, backlog, 'every due attempt sent without a poll');
+      t.true(receiver.received.every((r) => r.event !== undefined));
+    } finally {
+      await dispatcher.stop();
+      await receiver.close();
+    }
   },
 );
 
