@@ -492,6 +492,36 @@ test('a valid key sent to an unknown path is counted and told where it stands', 
   t.false(anonymous.headers.has('x-ratelimit-remaining'));
 });
 
+test('a path is matched in any case and with a trailing slash, root aliases too; one of no route is 404', async (t) => {
+  // Each first segment has a router of its own (api/app.ts): a request must reach the same route
+  // as when one router held them all, whatever its case, and a path no route has still answers 404.
+  const venues = await call(server(), 'GET', '/API/V1/Partner/Venues/', { key: world.apiKey });
+  t.is(venues.status, 200);
+  t.true(venues.body.data.some((v: { venue_id: string }) => v.venue_id === world.venueId));
+  const venue = await call(server(), 'GET', `/api/v1/PARTNER/venues/${world.venueId}`, { key: world.apiKey });
+  t.is(venue.status, 200);
+  t.is(venue.body.data.venue_id, world.venueId);
+  t.is((await call(server(), 'GET', '/HEALTH/live')).status, 200);
+  t.is((await call(server(), 'GET', '/api/v1/health/')).status, 200);
+  for (const path of [
+    '/',
+    '/api/v1',
+    '/api/v1/',
+    '/api',
+    '/api/v2/partner/venues',
+    '/api/v1/partnerx/venues',
+    '/api/v1//partner/venues',
+    '/api/v1/partner%2Fvenues',
+    '/healthz',
+  ]) {
+    const res = await call(server(), 'GET', path, { key: world.apiKey });
+    t.is(res.status, 404, path);
+    t.is(res.body.error, 'NOT_FOUND', path);
+  }
+  // The method decides within a path's routes, as before: a DELETE of a POST-only path is 404.
+  t.is((await call(server(), 'DELETE', '/api/v1/bookings/confirm', { key: world.apiKey })).status, 404);
+});
+
 /** `depth` arrays inside one another around `inner`, written as text (12 KB at 6,000). */
 const nestedArrays = (depth: number, inner = '0') => '['.repeat(depth) + inner + ']'.repeat(depth);
 /** `depth` objects inside one another, each with one member `a`. */
