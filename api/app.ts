@@ -48,7 +48,7 @@ export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): A
   // Errors are rendered by `errors()`; what still reaches Koa is a socket failing mid-response.
   app.on('error', (err: Error) => deps.log.warn({ err: err.message }, 'response stream error'));
 
-  const routers = new Map<string, Router<AppState>>();
+  const router = new Router<AppState>();
   for (const route of routes) {
     const stack: AppMiddleware[] = [];
     if (route.auth) stack.push(authenticate(deps.db), rateLimit(metrics));
@@ -57,50 +57,16 @@ export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): A
     stack.push(handle(route, { ...deps, streams }));
     const paths = [API_PREFIX + route.path.replace(/\{(\w+)\}/g, ':$1')];
     if (route.rootAlias) paths.push(route.rootAlias);
-    for (const path of paths) {
-      const key = firstSegment(path);
-      if (!routers.has(key)) routers.set(key, new Router<AppState>());
-      routers.get(key)!.register(path, [route.method], stack);
-    }
+    for (const path of paths) router.register(path, [route.method], stack);
   }
 
   app.use(tracker.middleware);
   app.use(requestId(deps.log));
   app.use(requestLog(deps.log, metrics));
   app.use(errors());
-  app.use(routeBySegment(routers));
+  app.use(router.routes());
   app.use(notFound(deps, metrics));
   return app;
-}
-
-const API_PREFIX_MATCHED = `${API_PREFIX.toLowerCase()}/`;
-
-/**
- * A path's first segment (after API_PREFIX, for the API's paths), in lower case as the router
- * matches paths: `/api/v1/bookings` for `/API/v1/Bookings/hold`, `/health` for `/health/live`.
- * Every route's first segment is literal, so a path a route matches has that route's key.
- */
-function firstSegment(path: string): string {
-  const lower = path.toLowerCase();
-  const api = lower.startsWith(API_PREFIX_MATCHED);
-  const rest = api ? lower.slice(API_PREFIX_MATCHED.length) : lower.slice(1);
-  const slash = rest.indexOf('/');
-  return (api ? API_PREFIX_MATCHED : '/') + (slash === -1 ? rest : rest.slice(0, slash));
-}
-
-/**
- * One router per first segment, and each request handed to its own: @koa/router tests every route's
- * pattern in turn (and allocates for each), which over all 46 routes was about 9% of what the web
- * allocates a request (docs/BENCHMARKS.md). A request whose segment has no router goes on to
- * `notFound`, as one no route matched did.
- */
-function routeBySegment(routers: Map<string, Router<AppState>>): AppMiddleware {
-  const dispatch = new Map([...routers].map(([key, router]) => [key, router.routes()]));
-  return function route(ctx, next) {
-    // A CONNECT's target is an authority, with no path.
-    const matched = dispatch.get(firstSegment(ctx.path ?? ''));
-    return matched ? (matched(ctx as Parameters<typeof matched>[0], next) as Promise<void>) : next();
-  };
 }
 
 function handle(route: Route, deps: AppDeps): AppMiddleware {

@@ -493,8 +493,8 @@ test('a valid key sent to an unknown path is counted and told where it stands', 
 });
 
 test('a path is matched in any case and with a trailing slash, root aliases too; one of no route is 404', async (t) => {
-  // Each first segment has a router of its own (api/app.ts): a request must reach the same route
-  // as when one router held them all, whatever its case, and a path no route has still answers 404.
+  // As @koa/router matches (case-insensitive, a trailing slash allowed): what partners' clients may
+  // already rely on, kept by any change to routing; a path no route has answers 404.
   const venues = await call(server(), 'GET', '/API/V1/Partner/Venues/', { key: world.apiKey });
   t.is(venues.status, 200);
   t.true(venues.body.data.some((v: { venue_id: string }) => v.venue_id === world.venueId));
