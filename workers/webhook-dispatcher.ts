@@ -160,7 +160,8 @@ class DeliveryDispatcher implements Dispatcher {
       try {
         plans = await deliveries.claimDue(db, { limit, perOrigin: PER_ORIGIN, busy }, MAX_ATTEMPTS);
       } catch (err) {
-        // The database is away: the next poll tries again.
+        // The database is away: the next poll tries again, not every attempt that ends meanwhile.
+        this.leftBehind = new Set();
         log.warn({ err: (err as Error).message }, 'could not claim webhook attempts');
         return;
       }

@@ -7,6 +7,8 @@
  * attempt from being claimed.
  */
 import test from 'ava';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import * as deliveries from '../../db/queries/webhook-deliveries.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { MAX_ATTEMPTS } from '../../db/rules/webhook-attempts.ts';
@@ -90,6 +92,66 @@ test.serial(
       t.is(receiver.received.length, backlog, 'every due attempt sent without a poll');
       t.true(receiver.received.every((r) => r.event !== undefined));
     } finally {
+      await dispatcher.stop();
+      await receiver.close();
+    }
+  },
+);
+
+test.serial(
+  'while claims fail, an ending attempt does not claim again: the poll does, once the database is back',
+  async (t) => {
+    const { db, config } = database();
+    const lines: { msg: string }[] = [];
+    const log = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(JSON.parse(chunk.toString()) as { msg: string });
+          done();
+        },
+      }),
+    );
+    const count = (msg: string) => lines.filter((line) => line.msg === msg).length;
+    const w = await makeBookingWorld(db);
+    let secret = '';
+    const receiver = await startReceiver(() => secret);
+    const held: (() => void)[] = [];
+    receiver.respond = () => new Promise((resolve) => held.push(() => resolve(200)));
+    const dispatcher = await startDispatcher({ db, log, config, pollIntervalMs: 3_600_000 });
+    try {
+      ({ secret } = await subscribe(server(), w.apiKey, receiver.url, ['hold_created']));
+      for (let i = 0; i < 2 * PER_ORIGIN; i++) await publishedEvent(db, w.partnerId, w.venueId);
+      dispatcher.wake();
+      await waitFor(() => held.length === PER_ORIGIN);
+      // Claims fail from here on (they start attempts: an insert), outcomes are still recorded.
+      await db.raw(`create function refuse_claims() returns trigger language plpgsql as
+      $$ begin raise exception 'claims refused by the test'; end $$`);
+      await db.raw(
+        'create trigger refuse_claims before insert on webhook_attempts execute function refuse_claims()',
+      );
+      try {
+        for (let i = 0; i < PER_ORIGIN; i++) {
+          held.shift()!();
+          await waitFor(() => count('webhook attempt') === i + 1);
+        }
+        t.is(
+          count('could not claim webhook attempts'),
+          1,
+          'one failed claim, not one per attempt that ended',
+        );
+      } finally {
+        await db.raw('drop trigger refuse_claims on webhook_attempts');
+        await db.raw('drop function refuse_claims()');
+      }
+      receiver.respond = () => 200;
+      dispatcher.wake(); // the poll
+      await waitFor(() => receiver.received.length === 2 * PER_ORIGIN, { timeout: 20_000 }).catch(
+        () => undefined,
+      );
+      t.is(receiver.received.length, 2 * PER_ORIGIN);
+    } finally {
+      for (const release of held) release();
       await dispatcher.stop();
       await receiver.close();
     }
