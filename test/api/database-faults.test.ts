@@ -8,8 +8,6 @@
  */
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { z } from 'zod';
 import { defineRoute } from '../../api/route.ts';
 import { routes } from '../../api/routes/index.ts';
@@ -17,6 +15,7 @@ import { createDb, type Knex } from '../../db/postgres/knex.ts';
 import { gridSlots, hold, makeBookingWorld } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { call, startApp, type TestServer } from '../helpers/http.ts';
+import { capturingLogger } from '../helpers/log.ts';
 import { assertDocumented } from '../helpers/openapi.ts';
 import { VALIDATION_GAP } from '../../api/middleware/errors.ts';
 
@@ -102,16 +101,7 @@ for (const [name, options] of [
 }
 
 test('a value the database refuses that validation let through is a 400, logged as a validation gap below error level', async (t) => {
-  const lines: Record<string, unknown>[] = [];
-  const log = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
+  const { log, lines } = capturingLogger();
   // A route with a gap on purpose: any string reaches a `date` cast.
   const gap = defineRoute({
     method: 'POST',

@@ -4,27 +4,17 @@
  * request's own child logger, made only when the handler logs).
  */
 import test from 'ava';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { defineRoute } from '../../api/route.ts';
 import { routes } from '../../api/routes/index.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
 import { call, startApp } from '../helpers/http.ts';
+import { capturingLogger } from '../helpers/log.ts';
 
 const database = useTestDatabase(test);
 
 test("the request line and a handler's lines name the request and its partner, each field once", async (t) => {
-  const raw: string[] = [];
-  const log = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        raw.push(chunk.toString());
-        done();
-      },
-    }),
-  );
+  const { log, raw } = capturingLogger();
   const noisy = defineRoute({
     method: 'GET',
     path: '/test/noisy',

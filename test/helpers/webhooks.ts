@@ -85,11 +85,10 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
     respond: () => 200,
     close: async () => {
       for (const res of pending) res.destroy();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await endpoint.close();
     },
   };
-  const server = createServer((req, res) => {
+  const endpoint = await startEndpoint((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => void answer());
@@ -113,17 +112,15 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
       else res.writeHead(status.status, status.headers).end();
     };
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  receiver.port = (server.address() as AddressInfo).port;
-  receiver.url = `http://127.0.0.1:${receiver.port}/hooks`;
+  receiver.port = endpoint.port;
+  receiver.url = endpoint.url('/hooks');
   return receiver;
 }
 
-/** What a test resolver does for one lookup: an address, an error, a late answer, or (null) nothing. */
-/** A bare endpoint: its server, the URL of a path on it, and how to close it. */
+/** A bare endpoint: its server, its port, the URL of a path on it, and how to close it. */
 export interface Endpoint {
   server: Server;
+  port: number;
   url: (path: string) => string;
   close: () => Promise<void>;
 }
@@ -139,6 +136,7 @@ export async function startEndpoint(handler: RequestListener): Promise<Endpoint>
   const port = (server.address() as AddressInfo).port;
   return {
     server,
+    port,
     url: (path) => `http://127.0.0.1:${port}${path}`,
     close: () => {
       server.closeAllConnections();
@@ -147,6 +145,7 @@ export async function startEndpoint(handler: RequestListener): Promise<Endpoint>
   };
 }
 
+/** What a test resolver does for one lookup: an address, an error, a late answer, or (null) nothing. */
 export type Resolution = string | Error | { address: string; afterMs: number } | null;
 
 /** A dns.lookup-compatible resolver the test controls, and the lookups it answered. */

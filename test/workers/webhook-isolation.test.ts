@@ -7,8 +7,6 @@
  * attempt from being claimed.
  */
 import test from 'ava';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import * as deliveries from '../../db/queries/webhook-deliveries.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { MAX_ATTEMPTS } from '../../db/rules/webhook-attempts.ts';
@@ -19,6 +17,7 @@ import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import { makePartner } from '../helpers/factories.ts';
 import { useTestServer } from '../helpers/http.ts';
 import { publishedEvent } from '../helpers/events.ts';
+import { capturingLogger } from '../helpers/log.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startEndpoint, startReceiver, subscribe, type Receiver } from '../helpers/webhooks.ts';
 
@@ -102,16 +101,7 @@ test.serial(
   'while claims fail, an ending attempt does not claim again: the poll does, once the database is back',
   async (t) => {
     const { db, config } = database();
-    const lines: { msg: string }[] = [];
-    const log = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(JSON.parse(chunk.toString()) as { msg: string });
-          done();
-        },
-      }),
-    );
+    const { log, lines } = capturingLogger();
     const count = (msg: string) => lines.filter((line) => line.msg === msg).length;
     const w = await makeBookingWorld(db);
     let secret = '';

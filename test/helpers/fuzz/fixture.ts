@@ -5,13 +5,12 @@
  * (`world.ts`) and the database digest (`database-digest.ts`).
  */
 import type { TestFn } from 'ava';
-import { pino } from 'pino';
-import { Writable } from 'node:stream';
 import { openDigest, type DatabaseDigest } from './database-digest.ts';
 import type { DatabaseHandle } from '../database.ts';
 import { API_PREFIX } from './world-records.ts';
 import { buildWorld, type World } from './world.ts';
 import { rawCall, startApp, type TestServer } from '../http.ts';
+import { capturingLogger } from '../log.ts';
 import type { OpenApiDocument } from './openapi-operations.ts';
 import { startReceiver, type Receiver } from '../webhooks.ts';
 
@@ -32,16 +31,7 @@ export function useFuzzFixture<C>(test: TestFn<C>, database: DatabaseHandle): ()
   test.before(async () => {
     const { db } = await database.ready();
     // The service logs into the fixture, so that each exchange's lines can be judged with it.
-    const logLines: Record<string, unknown>[] = [];
-    const log = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          logLines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-          done();
-        },
-      }),
-    );
+    const { log, lines: logLines } = capturingLogger();
     const server = await startApp({ ...(await database.ready()), log });
     let secret = '';
     const receiver = await startReceiver(() => secret);
