@@ -2,7 +2,7 @@
  * The availability streams of one web process (GET /slots/availability/stream), and the one reader
  * of the change log that serves all of them.
  *
- * - **One reader.** Every 250 ms, while any stream is open, the hub positions what has committed
+ * - **One reader.** Every 500 ms, while any stream is open, the hub positions what has committed
  *   (sequence_availability_changes()) and reads, in one query, the new events of every venue a
  *   stream watches. It keeps them, each framed once, in a log per venue shared by all that venue's
  *   streams. No query per stream, no database connection held by a stream, no NOTIFY.
@@ -30,8 +30,14 @@ import { isDatabaseUnavailable } from '../../db/postgres/pg-errors.ts';
 import * as feed from '../../db/queries/availability-changes.ts';
 import { cursorOf, isAfter } from './cursor.ts';
 
-/** How often the hub positions and reads the change log. */
-const TICK_MS = 250;
+/**
+ * How often the hub positions and reads the change log, and so how often a stream with events
+ * waiting writes them. Each tick costs a read (positioning included) and one write per stream with
+ * something new, whatever the number of events: with 1,000 streams at 20 holds/s, ticks every
+ * 500 ms cost the web a quarter less CPU per event than every 250 ms (docs/BENCHMARKS.md), and an
+ * event still reaches its streams within ~0.6 s of its commit (the contract allows 2 s).
+ */
+const TICK_MS = 500;
 /** How often it checks access and marks its streams alive. */
 const HOUSEKEEPING_MS = 5_000;
 /** Events the hub reads at a time. */
