@@ -33,7 +33,11 @@ import { StreamHub } from './feed/stream-hub.ts';
  * its connection, `endStreams()` ends every availability stream at once, and `idle()` waits until
  * no handler is running.
  */
-export type App = Koa<AppState> & { idle: () => Promise<void>; drain: () => void; endStreams: () => void };
+export type App = Koa<AppState> & {
+  idle: () => Promise<void>;
+  drain: () => void;
+  endStreams: () => Promise<void>;
+};
 
 /** Builds the app on the given dependencies; tests build one per database (or two, to race). */
 export function buildApp(deps: AppDeps, routes: readonly Route[] = allRoutes): App {

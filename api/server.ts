@@ -125,8 +125,9 @@ const ACCEPTED_GRACE_MS = 1_000;
  */
 export async function closeGracefully(server: Server, app: App, drainTimeoutMs: number): Promise<void> {
   app.drain();
-  // Availability streams never finish by themselves: they end now, sending nothing more.
-  app.endStreams();
+  // Availability streams never finish by themselves: they end now, sending nothing more. Their
+  // places are freed before the pool closes (below).
+  const streamsFreed = app.endStreams();
   const closed = once(server, 'close');
   // net.Server's close: stop listening, but leave the accepted connections to finish.
   NetServer.prototype.close.call(server);
@@ -136,10 +137,11 @@ export async function closeGracefully(server: Server, app: App, drainTimeoutMs: 
   }
   server.closeIdleConnections();
   await closed;
-  // A socket can close before its handler finishes (a client hanging up); wait for those too, but
-  // not forever: after the drain timeout the caller closes the pool under them.
+  // A socket can close before its handler finishes (a client hanging up); wait for those too, and
+  // for the streams' places, but not forever: after the drain timeout the caller closes the pool
+  // under them.
   const gaveUp = sleep(drainTimeoutMs, undefined, { ref: false });
-  await Promise.race([app.idle(), gaveUp]);
+  await Promise.race([Promise.all([app.idle(), streamsFreed]), gaveUp]);
   clearTimeout(cutOff);
 }
 

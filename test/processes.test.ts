@@ -7,12 +7,13 @@ import test, { type ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer as createNetServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/database-url.ts';
 import { useTestDatabase } from './helpers/database.ts';
 import { makeBookingWorld } from './helpers/booking.ts';
-import { makePartner } from './helpers/factories.ts';
+import { makePartner, makeVenue } from './helpers/factories.ts';
 import { eventsArrive, openStream } from './helpers/feed.ts';
 import type { TestServer } from './helpers/http.ts';
 import { ROOT as root, startProcess, type Started } from './helpers/processes.ts';
@@ -73,6 +74,47 @@ test('SIGTERM with availability streams open: each ends within 1 s with nothing 
     await stop(web);
   }
   t.true(web.output().includes('"web stopped"'), web.output());
+});
+
+test('SIGTERM frees every stream place before web exits, however slowly the database frees them', async (t) => {
+  const { db } = database();
+  const partners = await Promise.all(Array.from({ length: 10 }, () => makePartner(db)));
+  const venueId = await makeVenue(db, { grantTo: partners.map((p) => p.partnerId) });
+  const web = start('api/main.ts');
+  let unlock = () => {};
+  try {
+    const { port } = await web.logLine('web listening');
+    const server = { url: `http://127.0.0.1:${port as number}` } as TestServer;
+    const streams = await Promise.all(
+      partners.flatMap((p) => [1, 2, 3, 4, 5].map(() => openStream(server, p.apiKey, { venue_id: venueId }))),
+    );
+    await Promise.all(streams.map((s) => eventsArrive(s, 1)));
+    // The places are freed slowly: more frees wait than the pool has connections when the stop
+    // comes to close the pool.
+    const locked = new Promise<void>((resolve) => {
+      void db.transaction(async (trx) => {
+        await trx.raw('lock table availability_streams in exclusive mode');
+        resolve();
+        await new Promise<void>((r) => (unlock = r));
+      });
+    });
+    await locked;
+    // Half the clients hang up as the process is told to stop (a deploy cutting connections at its
+    // load balancer as well); the service ends the rest.
+    streams.forEach((s, i) => i % 2 === 0 && s.close());
+    const code = web.stop();
+    await sleep(2_000);
+    unlock();
+    t.is(await code, 0, web.output());
+  } finally {
+    unlock();
+    await stop(web);
+  }
+  const { rows } = await db.raw<{ rows: { n: number }[] }>(
+    'select count(*)::int as n from availability_streams',
+  );
+  t.is(rows[0]!.n, 0, 'every place freed (a place left behind counts for 60 s against its partner)');
+  t.false(web.output().includes('could not free'), web.output());
 });
 
 test('a worker starts pg-boss and stops with exit 0 on SIGTERM', async (t) => {

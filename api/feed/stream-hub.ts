@@ -244,6 +244,8 @@ export class StreamHub {
   private pageReaders = 0;
   /** Set once the process stops: a stream that starts then ends at once. */
   private stopping = false;
+  /** Places being freed now (the process's stop waits for them before its pool closes). */
+  private readonly freeing = new Set<Promise<void>>();
 
   private readonly deps: HubDeps;
 
@@ -261,9 +263,11 @@ export class StreamHub {
 
   /** Frees a place reserved for a stream that did not start. */
   release(rowId: string): void {
-    feed
+    const freed = feed
       .closeStream(this.deps.db, rowId)
-      .catch((err: unknown) => this.warn(err, 'could not free a stream place'));
+      .catch((err: unknown) => this.warn(err, 'could not free a stream place'))
+      .finally(() => this.freeing.delete(freed));
+    this.freeing.add(freed);
   }
 
   /**
@@ -301,12 +305,22 @@ export class StreamHub {
     void this.pump(stream);
   }
 
-  /** Ends every stream at once, sending nothing more (a stopping process). */
-  endAll(): void {
+  /**
+   * Ends every stream at once, sending nothing more (a stopping process); resolves once every place
+   * of this process is free. The places go in one statement, after the frees already under way: a
+   * free still waiting for a connection when the process closes its pool would be dropped, and its
+   * place would count against its partner for a minute (until the row is judged dead) while the
+   * partner reconnects to another process.
+   */
+  async endAll(): Promise<void> {
     this.stopping = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
     for (const stream of this.streams.values()) stream.end();
+    while (this.freeing.size) await Promise.all(this.freeing);
+    await feed
+      .closeProcessStreams(this.deps.db, this.processId)
+      .catch((err: unknown) => this.warn(err, 'could not free the stream places of a stopping process'));
   }
 
   private closed(stream: Stream, rowId: string): void {
@@ -315,7 +329,8 @@ export class StreamHub {
     const log = this.venues.get(stream.start.venueId);
     if (log && --log.streams === 0) this.venues.delete(stream.start.venueId);
     this.deps.metrics.availabilityStreams.set(this.streams.size);
-    this.release(rowId);
+    // A stopping process frees all its places in one statement (endAll()).
+    if (!this.stopping) this.release(rowId);
   }
 
   private ensureRunning(): void {

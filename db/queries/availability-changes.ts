@@ -159,6 +159,11 @@ export async function closeStream(db: Knex, id: string): Promise<void> {
   await db('availability_streams').where({ id }).delete();
 }
 
+/** Frees every place of a process's streams (a stopping process). */
+export async function closeProcessStreams(db: Knex, processId: string): Promise<void> {
+  await db('availability_streams').where({ process_id: processId }).delete();
+}
+
 /** Marks a process's open streams alive, and forgets its rows that are no longer open. */
 export async function touchStreams(db: Knex, processId: string, openIds: readonly string[]): Promise<void> {
   await db.raw(
