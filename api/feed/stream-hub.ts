@@ -34,8 +34,9 @@ import { cursorOf, isAfter } from './cursor.ts';
  * How often the hub positions and reads the change log, and so how often a stream with events
  * waiting writes them. Each tick costs a read (positioning included) and one write per stream with
  * something new, whatever the number of events: with 1,000 streams at 20 holds/s, ticks every
- * 500 ms cost the web a quarter less CPU per event than every 250 ms (docs/BENCHMARKS.md), and an
- * event still reaches its streams within ~0.6 s of its commit (the contract allows 2 s).
+ * 500 ms cost the web a quarter to a third less CPU per event than every 250 ms (`npm run bench
+ * stream`, docs/BENCHMARKS.md), and an event still reaches its streams within ~0.6 s of its commit
+ * (the contract allows 2 s).
  */
 const TICK_MS = 500;
 /** How often it checks access and marks its streams alive. */

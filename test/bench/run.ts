@@ -1,12 +1,12 @@
 /**
- * `npm run bench [discovery|hold-confirm|edge|events|hold-groups|series|availability|webhooks|credits-waitlist|retention]...`: the benchmarks of docs/BENCHMARKS.md
+ * `npm run bench [discovery|hold-confirm|edge|events|hold-groups|series|availability|webhooks|credits-waitlist|retention|stream]...`: the benchmarks of docs/BENCHMARKS.md
  * (all of them by default), each on a fresh database on DATABASE_URL's server or an embedded
  * PostgreSQL, with `npm run web` as its own process and the load generator in this one, side by
  * side as on one machine. Prints markdown. BENCH_SECONDS (default 10) sets the length of a run;
  * BENCH_CONNECTIONS (default 16) the discovery concurrency; BENCH_RETENTION_ROWS (default 1,000,000)
  * the old rows of each table the retention benchmark prunes; BENCH_EVENTS_ROWS (default 1,000,000)
  * the history the events benchmark pages through; BENCH_EDGE_RATE (default 150) the cycles/s the
- * edge benchmark offers.
+ * edge benchmark offers; BENCH_STREAMS (default 1,000) the streams the stream benchmark opens.
  */
 import { loadConfigOrExit } from '../../db/platform/config.ts';
 import { createLogger } from '../../db/platform/log.ts';
@@ -21,6 +21,7 @@ import { benchHoldConfirm } from './hold-confirm.ts';
 import { benchHoldGroups } from './hold-groups.ts';
 import { benchRetention } from './retention.ts';
 import { benchSeries } from './series.ts';
+import { benchStream } from './stream.ts';
 import { benchWebhooks } from './webhooks.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -44,6 +45,7 @@ const benches = {
     benchCreditsWaitlist(url, db, seconds),
   retention: (url: string, db: Parameters<typeof benchDiscovery>[1]) =>
     benchRetention(url, db, Number(process.env.BENCH_RETENTION_ROWS ?? 1_000_000)),
+  stream: (url: string, db: Parameters<typeof benchDiscovery>[1]) => benchStream(url, db, seconds),
 };
 type BenchName = keyof typeof benches;
 
