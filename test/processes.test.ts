@@ -82,6 +82,7 @@ test('SIGTERM frees every stream place before web exits, however slowly the data
   const venueId = await makeVenue(db, { grantTo: partners.map((p) => p.partnerId) });
   const web = start('api/main.ts');
   let unlock = () => {};
+  let lockHeld = Promise.resolve();
   try {
     const { port } = await web.logLine('web listening');
     const server = { url: `http://127.0.0.1:${port as number}` } as TestServer;
@@ -92,7 +93,7 @@ test('SIGTERM frees every stream place before web exits, however slowly the data
     // The places are freed slowly: more frees wait than the pool has connections when the stop
     // comes to close the pool.
     const locked = new Promise<void>((resolve) => {
-      void db.transaction(async (trx) => {
+      lockHeld = db.transaction(async (trx) => {
         await trx.raw('lock table availability_streams in exclusive mode');
         resolve();
         await new Promise<void>((r) => (unlock = r));
@@ -108,6 +109,7 @@ test('SIGTERM frees every stream place before web exits, however slowly the data
     t.is(await code, 0, web.output());
   } finally {
     unlock();
+    await lockHeld;
     await stop(web);
   }
   const { rows } = await db.raw<{ rows: { n: number }[] }>(
