@@ -366,7 +366,7 @@ test('a process that fails to start writes every line it logged, the fatal one l
   for (const lines of [0, 100]) {
     const child = spawn(process.execPath, ['test/helpers/fails-after-logging.ts'], {
       cwd: root,
-      env: { ...process.env, LINES: String(lines), BUSY_MS: '500' },
+      env: { ...process.env, LINES: String(lines), BUSY_MS: '200' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let output = '';
