@@ -323,10 +323,8 @@ test('web started while a migrate is under way waits for it to finish', async (t
   await migrating.connect();
   t.teardown(() => migrating.end());
   await migrating.query("select pg_advisory_lock('7165064483209717537'::bigint)");
-  const port = await freePort();
-  const web = start('api/main.ts', { PORT: String(port) });
+  const { web, port } = await startWebOnPort('waiting for the migrations');
   try {
-    await web.logLine('waiting for the migrations');
     const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
     t.like(await res.json(), { reason: 'starting: waiting for npm run migrate to finish' });
     t.false(web.output().includes('web listening'));
@@ -337,6 +335,24 @@ test('web started while a migrate is under way waits for it to finish', async (t
     t.is(await stop(web), 0, web.output());
   }
 });
+
+/**
+ * `api/main.ts` on a port picked beforehand (for a test that reaches web before it logs its port),
+ * once it has logged `ready`. A port taken between the pick and web's listen (another test's
+ * process, or the ephemeral port of an outgoing connection: a CI run saw EADDRINUSE) is picked again.
+ */
+async function startWebOnPort(ready: string): Promise<{ web: Started; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const web = start('api/main.ts', { PORT: String(port) });
+    try {
+      await web.logLine(ready);
+      return { web, port };
+    } catch (err) {
+      if (attempt === 5 || !web.output().includes('EADDRINUSE')) throw err;
+    }
+  }
+}
 
 /** A TCP port nothing listens on (just now). */
 async function freePort(): Promise<number> {
