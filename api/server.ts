@@ -114,6 +114,12 @@ function answerStarting(req: IncomingMessage, res: ServerResponse, sandbox: bool
 
 /** How long connections accepted just before a stop get to deliver their request. */
 const ACCEPTED_GRACE_MS = 1_000;
+/**
+ * How long a stop waits for its streams' places to be freed: with the database gone the frees
+ * would wait for a connection until the drain timeout, and web must still exit within 10 s
+ * (CONTRACT.md); a place not freed is freed by the 60-s rule for a dead process's streams.
+ */
+const STREAM_PLACES_WAIT_MS = 5_000;
 
 /**
  * Stops `server` gracefully: no new connection is accepted; a connection accepted just before
@@ -127,7 +133,10 @@ export async function closeGracefully(server: Server, app: App, drainTimeoutMs: 
   app.drain();
   // Availability streams never finish by themselves: they end now, sending nothing more. Their
   // places are freed before the pool closes (below).
-  const streamsFreed = app.endStreams();
+  const streamsFreed = Promise.race([
+    app.endStreams(),
+    sleep(STREAM_PLACES_WAIT_MS, undefined, { ref: false }),
+  ]);
   const closed = once(server, 'close');
   // net.Server's close: stop listening, but leave the accepted connections to finish.
   NetServer.prototype.close.call(server);
@@ -138,8 +147,8 @@ export async function closeGracefully(server: Server, app: App, drainTimeoutMs: 
   server.closeIdleConnections();
   await closed;
   // A socket can close before its handler finishes (a client hanging up); wait for those too, and
-  // for the streams' places, but not forever: after the drain timeout the caller closes the pool
-  // under them.
+  // for the streams' places (at most STREAM_PLACES_WAIT_MS), but not forever: after the drain
+  // timeout the caller closes the pool under them.
   const gaveUp = sleep(drainTimeoutMs, undefined, { ref: false });
   await Promise.race([Promise.all([app.idle(), streamsFreed]), gaveUp]);
   clearTimeout(cutOff);

@@ -11,9 +11,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool } from 'undici';
 import type { Knex } from '../../db/postgres/knex.ts';
 import {
+  apiClient,
   benchPartners,
   benchVenue,
   confirmBody,
@@ -71,21 +71,10 @@ async function measure(
     logFile: path.join(logDir, 'web.log'),
     ...(target.process === 'floor' && { entry: path.join(import.meta.dirname, 'edge-floor-app.ts') }),
   });
-  const pool = new Pool(web.base, { connections: CLIENTS, pipelining: 1 });
-  const post = async (route: string, body: unknown): Promise<Record<string, string>> => {
-    const res = await pool.request({
-      method: 'POST',
-      path: `/api/v1${route}`,
-      headers: { 'x-api-key': target.apiKey, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const json = (await res.body.json()) as Record<string, string>;
-    if (res.statusCode !== 201) throw new Error(`${res.statusCode} ${json.error}`);
-    return json;
-  };
+  const api = apiClient(web.base, target.apiKey, CLIENTS);
   const cycle = async (slot: Slot) => {
-    const held = await post('/bookings/hold', holdBody(target.venueId, slot));
-    await post('/bookings/confirm', confirmBody(held.hold_id!));
+    const held = await api.post('/bookings/hold', holdBody(target.venueId, slot));
+    await api.post('/bookings/confirm', confirmBody(held.hold_id!));
   };
   try {
     await paced(cycle, target.takeSlot, 2, RATE); // warm-up: prepared statements, JIT, pool
@@ -106,7 +95,7 @@ async function measure(
         `${run.errors} | ${us(user + system)} | ${us(user)} | ${us(system)} | ${pgMs.toFixed(2)} |`,
     };
   } finally {
-    await pool.close();
+    await api.close();
     await web.stop();
     await rm(logDir, { recursive: true, force: true });
   }

@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { openSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { Pool } from 'undici';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { issueKey } from '../../db/cli/partner-commands.ts';
@@ -120,6 +121,28 @@ export function holdBody(venueId: string, slot: Slot) {
     slot_start: slot.slot_start.toISOString(),
     slot_duration_minutes: 60,
     idempotency_key: randomUUID(),
+  };
+}
+
+/**
+ * POSTs to `npm run web`'s API as one key over `connections` keep-alive connections, as the shared
+ * load harness drives it: each answer's JSON, or a throw unless it is 201.
+ */
+export function apiClient(base: string, apiKey: string, connections: number) {
+  const pool = new Pool(base, { connections, pipelining: 1 });
+  return {
+    post: async (route: string, body: unknown): Promise<Record<string, string>> => {
+      const res = await pool.request({
+        method: 'POST',
+        path: `/api/v1${route}`,
+        headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const json = (await res.body.json()) as Record<string, string>;
+      if (res.statusCode !== 201) throw new Error(`${route} answered ${res.statusCode} ${json.error}`);
+      return json;
+    },
+    close: () => pool.close(),
   };
 }
 

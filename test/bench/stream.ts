@@ -17,9 +17,9 @@
 import { request, type ClientRequest } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool } from 'undici';
 import type { Knex } from '../../db/postgres/knex.ts';
 import {
+  apiClient,
   benchPartners,
   benchVenue,
   confirmBody,
@@ -48,18 +48,8 @@ export async function benchStream(url: string, db: Knex, seconds: number): Promi
   const [writer, ...readers] = await benchPartners(db, venueId, partnerCount + 1);
   const takeSlot = await slotSupply(db, venueId);
   const web = await startWebProcess(url);
-  const api = new Pool(web.base, { connections: CLIENTS, pipelining: 1 });
-  const post = async (route: string, body: unknown): Promise<Record<string, string>> => {
-    const res = await api.request({
-      method: 'POST',
-      path: `/api/v1${route}`,
-      headers: { 'x-api-key': writer!.apiKey, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const json = (await res.body.json()) as Record<string, string>;
-    if (res.statusCode !== 201) throw new Error(`${route} answered ${res.statusCode} ${json.error}`);
-    return json;
-  };
+  const api = apiClient(web.base, writer!.apiKey, CLIENTS);
+  const post = api.post;
   const progress = (what: string) => process.stderr.write(`stream: ${what}\n`);
   const streams: Stream[] = [];
   try {
