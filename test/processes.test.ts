@@ -6,7 +6,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, createServer as createNetServer } from 'node:net';
+import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -112,11 +112,69 @@ test('SIGTERM frees every stream place before web exits, however slowly the data
     await lockHeld;
     await stop(web);
   }
+  // This test's partners only: the file's other tests share the database, and one of them leaves
+  // places behind on purpose (a database that does not answer cannot free them).
   const { rows } = await db.raw<{ rows: { n: number }[] }>(
-    'select count(*)::int as n from availability_streams',
+    'select count(*)::int as n from availability_streams where partner_id = any(?)',
+    [partners.map((p) => p.partnerId)],
   );
   t.is(rows[0]!.n, 0, 'every place freed (a place left behind counts for 60 s against its partner)');
   t.false(web.output().includes('could not free'), web.output());
+});
+
+test('SIGTERM with streams open and the database unreachable (its packets lost): streams end within 1 s, web exits 0 within 10 s', async (t) => {
+  const w = await makeBookingWorld(database().db);
+  const proxy = await blackHoleProxy(new URL(database().url));
+  t.teardown(() => proxy.close());
+  const url = new URL(database().url);
+  url.host = `127.0.0.1:${proxy.port}`;
+  const web = start('api/main.ts', { DATABASE_URL: url.toString() });
+  try {
+    const { port } = await web.logLine('web listening');
+    const server = { url: `http://127.0.0.1:${port as number}` } as TestServer;
+    const streams = await Promise.all(
+      [1, 2, 3].map(() => openStream(server, w.apiKey, { venue_id: w.venueId })),
+    );
+    await Promise.all(streams.map((s) => eventsArrive(s, 1)));
+    // As a network partition does: nothing sent either way arrives, nothing is refused, so every
+    // statement and every new connection waits for an answer that never comes.
+    proxy.swallow();
+    const signalled = Date.now();
+    const ends = streams.map((s) => s.ended.then(() => Date.now() - signalled));
+    const code = web.stop();
+    for (const took of await Promise.all(ends)) t.true(took <= 1_000, `a stream ended after ${took} ms`);
+    t.is(await code, 0, web.output());
+    const took = Date.now() - signalled;
+    t.true(took <= 10_000, `web exited ${took} ms after SIGTERM`);
+    t.log(`exited after ${took} ms`);
+  } finally {
+    await stop(web);
+  }
+  t.true(web.output().includes('"web stopped"'), web.output());
+  t.true(web.output().includes('the database did not answer'), web.output());
+});
+
+test('SIGTERM to a worker while its database is unreachable (its packets lost): it exits 0 within 35 s', async (t) => {
+  const proxy = await blackHoleProxy(new URL(database().url));
+  t.teardown(() => proxy.close());
+  const url = new URL(database().url);
+  url.host = `127.0.0.1:${proxy.port}`;
+  const worker = start('workers/main.ts', { DATABASE_URL: url.toString() });
+  try {
+    await worker.logLine('workers started');
+    // Its pollers and LISTEN connection are at work when the network goes silent.
+    await sleep(1_000);
+    proxy.swallow();
+    const signalled = Date.now();
+    t.is(await worker.stop(), 0, worker.output());
+    const took = Date.now() - signalled;
+    // The operator guide's grace period before SIGKILL: 35 s.
+    t.true(took <= 35_000, `the worker exited ${took} ms after SIGTERM`);
+  } finally {
+    await stop(worker);
+  }
+  t.true(worker.output().includes('the database did not answer'), worker.output());
+  t.true(worker.output().includes('"workers stopped"'), worker.output());
 });
 
 test('a worker starts pg-boss and stops with exit 0 on SIGTERM', async (t) => {
@@ -352,6 +410,52 @@ async function startWebOnPort(ready: string): Promise<{ web: Started; port: numb
       if (attempt === 5 || !web.output().includes('EADDRINUSE')) throw err;
     }
   }
+}
+
+/**
+ * A TCP proxy to `target`'s host and port that can turn into a black hole: after `swallow()` it
+ * reads and drops whatever either side sends and accepts new connections without ever connecting
+ * them, as a network partition looks to the service (no refusal, no reset, only silence).
+ */
+async function blackHoleProxy(target: URL): Promise<{ port: number; swallow(): void; close(): void }> {
+  let swallowing = false;
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+  const drop = (socket: Socket) => {
+    socket.unpipe();
+    socket.removeAllListeners('data');
+    socket.on('data', () => undefined);
+  };
+  // Half-open allowed: a socket the client ends is not ended back (silence answers a FIN too).
+  const server = createNetServer({ allowHalfOpen: true }, (client) => {
+    track(client);
+    if (swallowing) return drop(client);
+    const upstream = connect({
+      port: Number(target.port || 5432),
+      host: target.hostname,
+      allowHalfOpen: true,
+    });
+    track(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    port: (server.address() as { port: number }).port,
+    swallow() {
+      swallowing = true;
+      for (const socket of sockets) drop(socket);
+    },
+    close() {
+      server.close();
+      for (const socket of sockets) socket.destroy();
+    },
+  };
 }
 
 /** A TCP port nothing listens on (just now). */

@@ -11,7 +11,7 @@ import { startBoss } from '../db/jobs/boss.ts';
 import { loadConfigOrExit, requireDatabaseUrl, type Config } from '../db/platform/config.ts';
 import { createDb } from '../db/postgres/knex.ts';
 import { createLogger, type Logger } from '../db/platform/log.ts';
-import { runAsProcess, stopInTurn } from '../db/platform/shutdown.ts';
+import { runAsProcess, stopInTurn, waitAtMost } from '../db/platform/shutdown.ts';
 import { retryWhileUnavailable, waitForDatabase } from '../db/postgres/wait-for-database.ts';
 import { waitForMigrations } from '../db/schema/wait-for-migrations.ts';
 import { RetryLaterError, type JobDeps, type JobHandler } from './job-handler.ts';
@@ -26,6 +26,11 @@ import { readiness } from '../db/schema/readiness.ts';
 
 /** How long active jobs get to finish after SIGTERM. */
 const STOP_TIMEOUT_MS = 30_000;
+/**
+ * And then the database connections to close: a worker exits within 33 s of SIGTERM whatever the
+ * database does (the operator guide asks for a grace period of at least 35 s before SIGKILL).
+ */
+const DATABASE_CLOSE_MS = 3_000;
 
 /** Running workers and how to stop them gracefully. */
 export interface Workers {
@@ -100,8 +105,14 @@ export async function startWorkers(
   log.info({ jobs: run.map((h) => h.kind.name), webhooks: dispatch }, 'workers started');
   return {
     async stop() {
-      await Promise.all([dispatcher?.stop(), boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS })]);
-      await db.destroy();
+      await waitAtMost(
+        log,
+        STOP_TIMEOUT_MS + DATABASE_CLOSE_MS,
+        Promise.all([dispatcher?.stop(), boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS })]).then(() =>
+          db.destroy(),
+        ),
+        'the database did not answer: active jobs are left to run again once they expire, connections to close at exit',
+      );
       unwatchPools();
       log.info('workers stopped');
     },

@@ -109,6 +109,29 @@ async function exitFatally(log: Logger, err: unknown, msg: string): Promise<neve
   return exitWhenLogged(log, 1);
 }
 
+/**
+ * Waits for `stopping` (the part of a stop that needs the database) for at most `ms`, then goes on
+ * without it, logging `warning`. A database that stopped answering (a network partition: nothing
+ * refused, nothing reset, only silence) leaves a statement in flight for ever, and a pool closes only
+ * once its statements are done: such a stop never ended, and web must exit within 10 s of SIGTERM
+ * (CONTRACT.md), a worker within its grace period. What is left is cut when the process exits.
+ */
+export async function waitAtMost(
+  log: Logger,
+  ms: number,
+  stopping: Promise<unknown>,
+  warning: string,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+  const outcome = await Promise.race([stopping, late]).finally(() => clearTimeout(timer));
+  if (outcome === 'late') {
+    log.warn({ waited_ms: ms }, warning);
+    // Whatever it rejects with later belongs to a stop given up on.
+    stopping.catch(() => undefined);
+  }
+}
+
 /** One Stoppable of several, stopped in the order given (absent ones skipped). */
 export function stopInTurn(...parts: (Stoppable | undefined)[]): Stoppable {
   return {
