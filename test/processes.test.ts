@@ -154,6 +154,40 @@ test('SIGTERM with streams open and the database unreachable (its packets lost):
   t.true(web.output().includes('the database did not answer'), web.output());
 });
 
+test('a statement the database never answers (its packets lost) ends in 503 after the statement timeout and 5 s, not a request hanging', async (t) => {
+  const w = await makeBookingWorld(database().db);
+  const proxy = await blackHoleProxy(new URL(database().url));
+  t.teardown(() => proxy.close());
+  const url = new URL(database().url);
+  url.host = `127.0.0.1:${proxy.port}`;
+  const web = start('api/main.ts', { DATABASE_URL: url.toString(), DATABASE_STATEMENT_TIMEOUT_MS: '1000' });
+  try {
+    const { port } = await web.logLine('web listening');
+    const venues = () =>
+      fetch(`http://127.0.0.1:${port as number}/api/v1/partner/venues`, {
+        headers: { 'x-api-key': w.apiKey },
+        signal: AbortSignal.timeout(30_000),
+      });
+    // Connections in the pool, as a web process at work has them.
+    t.deepEqual(await Promise.all([1, 2, 3].map(async () => (await venues()).status)), [200, 200, 200]);
+    proxy.swallow();
+    const sent = Date.now();
+    const res = await venues();
+    const took = Date.now() - sent;
+    t.is(res.status, 503);
+    t.like(await res.json(), { error: 'SERVICE_UNAVAILABLE' });
+    // 1 s of statement timeout and 5 s for its answer; a lost connection is not retried.
+    t.true(took >= 6_000 && took < 12_000, `answered after ${took} ms`);
+    t.like(await web.logLine('a statement had no answer from the database: its connection is cut'), {
+      level: 40,
+      waited_ms: 6_000,
+    });
+  } finally {
+    await stop(web);
+  }
+  t.false(web.output().includes('"level":50'), 'a lost database is a warning, not an error');
+});
+
 test('SIGTERM to a worker while its database is unreachable (its packets lost): it exits 0 within 35 s', async (t) => {
   const proxy = await blackHoleProxy(new URL(database().url));
   t.teardown(() => proxy.close());

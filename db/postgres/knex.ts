@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { Logger } from '../platform/log.ts';
 import { PreparedPgClient } from './prepared-pg-client.ts';
 import { transactionPoolingClient } from './transaction-pooling-client.ts';
+import { ANSWER_MARGIN_MS, cutWhenUnanswered } from './unanswered-statements.ts';
 
 export type { Knex };
 
@@ -75,6 +76,10 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Knex {
       // A connection that dies while idle (server restart, network cut) must not crash the process.
       afterCreate(conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) {
         conn.on('error', (err) => log?.warn({ err: err.message }, 'database connection error'));
+        // With a statement timeout, no answer well after it means the server is out of reach.
+        if (options.statementTimeoutMs) {
+          cutWhenUnanswered(conn, options.statementTimeoutMs + ANSWER_MARGIN_MS, log);
+        }
         done(null, conn);
       },
     },
