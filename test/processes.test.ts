@@ -296,16 +296,14 @@ test('web and worker started before their database wait for it, print only JSON,
 });
 
 test('web waiting for its database answers on PORT: live, not ready, and 503 to the API; then serves', async (t) => {
-  const port = await freePort();
   // A port where the database will be: nothing listens there yet.
   const dbPort = await freePort();
   const url = new URL(database().url);
   const later = new URL(database().url);
   later.hostname = '127.0.0.1';
   later.port = String(dbPort);
-  const web = start('api/main.ts', { DATABASE_URL: later.toString(), PORT: String(port) });
+  const { web, port } = await startWebOnPort('waiting for the database', { DATABASE_URL: later.toString() });
   try {
-    await web.logLine('waiting for the database');
     const get = async (path: string) => {
       const res = await fetch(`http://127.0.0.1:${port}${path}`);
       return {
@@ -366,14 +364,11 @@ test('web and worker on a database never migrated wait for npm run migrate, live
   const name = `bt_unmigrated_${Date.now()}`;
   await ensureDatabase(adminUrl, name);
   const url = withDatabase(adminUrl, name);
-  const [port, metricsPort] = [await freePort(), await freePort()];
-  const web = start('api/main.ts', { DATABASE_URL: url, PORT: String(port) });
-  const worker = start('workers/main.ts', { DATABASE_URL: url, METRICS_PORT: String(metricsPort) });
+  const [{ web, port }, { process: worker, port: metricsPort }] = await Promise.all([
+    startWebOnPort('waiting for the migrations', { DATABASE_URL: url }),
+    startOnPort('workers/main.ts', 'METRICS_PORT', 'waiting for the migrations', { DATABASE_URL: url }),
+  ]);
   try {
-    await Promise.all([
-      web.logLine('waiting for the migrations'),
-      worker.logLine('waiting for the migrations'),
-    ]);
     const pending = /^starting: waiting for npm run migrate \(\d+ migrations pending\)$/;
     for (const ready of [
       `http://127.0.0.1:${port}/health/ready`,
@@ -429,21 +424,36 @@ test('web started while a migrate is under way waits for it to finish', async (t
 });
 
 /**
- * `api/main.ts` on a port picked beforehand (for a test that reaches web before it logs its port),
- * once it has logged `ready`. A port taken between the pick and web's listen (another test's
- * process, or the ephemeral port of an outgoing connection: a CI run saw EADDRINUSE) is picked again.
+ * `script` listening on a port picked beforehand (for a test that reaches it before it logs its
+ * port), passed in `portVariable` (PORT, METRICS_PORT), once it has logged `ready`. A port taken
+ * between the pick and the listen (another test's process, or the ephemeral port of an outgoing
+ * connection: a CI run saw EADDRINUSE) is picked again.
  */
-async function startWebOnPort(ready: string): Promise<{ web: Started; port: number }> {
+async function startOnPort(
+  script: string,
+  portVariable: string,
+  ready: string,
+  env: Record<string, string> = {},
+): Promise<{ process: Started; port: number }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const web = start('api/main.ts', { PORT: String(port) });
+    const started = start(script, { ...env, [portVariable]: String(port) });
     try {
-      await web.logLine(ready);
-      return { web, port };
+      await started.logLine(ready);
+      return { process: started, port };
     } catch (err) {
-      if (attempt === 5 || !web.output().includes('EADDRINUSE')) throw err;
+      if (attempt === 5 || !started.output().includes('EADDRINUSE')) throw err;
     }
   }
+}
+
+/** `api/main.ts` on a port picked beforehand, once it has logged `ready` (startOnPort). */
+async function startWebOnPort(
+  ready: string,
+  env: Record<string, string> = {},
+): Promise<{ web: Started; port: number }> {
+  const { process, port } = await startOnPort('api/main.ts', 'PORT', ready, env);
+  return { web: process, port };
 }
 
 /**
@@ -514,28 +524,34 @@ test('a database that refuses outright stops web and worker with one fatal JSON 
   }
 });
 
-test('a process that fails to start writes every line it logged, the fatal one last, even when its thread pool is busy', async (t) => {
-  // Asynchronous log writes run on libuv's thread pool: with the pool busy, the write under way
-  // when the process exited was lost (a CI run saw a failed start print nothing at all).
-  for (const lines of [0, 100]) {
-    const child = spawn(process.execPath, ['test/helpers/fails-after-logging.ts'], {
-      cwd: root,
-      env: { ...process.env, LINES: String(lines), BUSY_MS: '200' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const [code] = (await once(child, 'close')) as [number];
-    t.is(code, 1);
-    const printed = jsonLines(t, output);
-    t.deepEqual(
-      printed.slice(0, -1).map((line) => line.i),
-      Array.from({ length: lines }, (_, i) => i),
-      output,
-    );
-    t.like(printed.at(-1), { level: 60, msg: 'could not start' }, output);
-  }
-});
+// Serial (ava runs serial tests first, before the file's others start their processes): the
+// exiting process waits at most 2 s for a write under way, and beside a dozen other processes
+// of this file starting at once the write of its last lines ran past that (a local run).
+test.serial(
+  'a process that fails to start writes every line it logged, the fatal one last, even when its thread pool is busy',
+  async (t) => {
+    // Asynchronous log writes run on libuv's thread pool: with the pool busy, the write under way
+    // when the process exited was lost (a CI run saw a failed start print nothing at all).
+    for (const lines of [0, 100]) {
+      const child = spawn(process.execPath, ['test/helpers/fails-after-logging.ts'], {
+        cwd: root,
+        env: { ...process.env, LINES: String(lines), BUSY_MS: '200' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const [code] = (await once(child, 'close')) as [number];
+      t.is(code, 1);
+      const printed = jsonLines(t, output);
+      t.deepEqual(
+        printed.slice(0, -1).map((line) => line.i),
+        Array.from({ length: lines }, (_, i) => i),
+        output,
+      );
+      t.like(printed.at(-1), { level: 60, msg: 'could not start' }, output);
+    }
+  },
+);
 
 test('a process is seen to exit only with all it wrote read: the last of many lines is there', async (t) => {
   // A chunk of stdout may end mid-line: the helper parsed every line of what it had and threw on the

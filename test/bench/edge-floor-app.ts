@@ -8,11 +8,17 @@
  * rendering, the rate-limit headers, idempotency fingerprints, presenters, the full validation of
  * the API's schemas. Refusals answer 409 with no body; nothing here is the API.
  *
+ * With EDGE_FLOOR=bare it is less again, the platform's own floor: node:http instead of Koa and
+ * the router, the body parsed by JSON.parse and not checked, the same statements through the same
+ * database layer. What is left is what Node and the database driver cost for the cycle on this
+ * machine, which no framework or edge can go below.
+ *
  * `node test/bench/edge-floor-app.ts` with DATABASE_URL and PORT; started by test/bench/edge.ts.
  */
 import Router from '@koa/router';
 import Koa from 'koa';
 import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { createDb } from '../../db/postgres/knex.ts';
 import * as bookings from '../../db/queries/bookings.ts';
@@ -81,48 +87,81 @@ function writeRoute<T>(
   };
 }
 
-const router = new Router<{ partnerId: string; text: string }>();
-router.get('/health', (ctx) => {
-  ctx.body = { status: 'ok' };
-});
-router.post(
-  '/api/v1/bookings/hold',
-  writeRoute(
-    Hold,
-    (body, partnerId, fingerprint) =>
-      holds.place(db, {
-        partnerId,
-        idempotencyKey: body.idempotency_key,
-        fingerprint,
-        venueId: body.venue_id,
-        resourceId: body.resource_id,
-        slotStart: new Date(body.slot_start),
-        durationMinutes: body.slot_duration_minutes,
-        customerPhone: null,
-      }),
-    (hold) => ({ hold_id: hold.id, ...hold }),
-  ),
-);
-router.post(
-  '/api/v1/bookings/confirm',
-  writeRoute(Confirm, (body, partnerId, fingerprint) =>
-    bookings.confirm(db, {
-      partnerId,
-      idempotencyKey: body.idempotency_key,
-      fingerprint,
-      holdId: body.hold_id,
-      paymentReference: body.payment_reference,
-      customerName: body.customer_name,
-      customerPhone: `+91${body.customer_phone}`,
-      customerEmail: null,
-      usePackageCredit: null,
-    }),
-  ),
-);
+/** The two statements of a cycle, as both floors run them. */
+const placeHold = (body: z.infer<typeof Hold>, partnerId: string, fingerprint: string) =>
+  holds.place(db, {
+    partnerId,
+    idempotencyKey: body.idempotency_key,
+    fingerprint,
+    venueId: body.venue_id,
+    resourceId: body.resource_id,
+    slotStart: new Date(body.slot_start),
+    durationMinutes: body.slot_duration_minutes,
+    customerPhone: null,
+  });
+const presentHold = (hold: Record<string, unknown>) => ({ hold_id: hold.id, ...hold });
+const confirmHold = (body: z.infer<typeof Confirm>, partnerId: string, fingerprint: string) =>
+  bookings.confirm(db, {
+    partnerId,
+    idempotencyKey: body.idempotency_key,
+    fingerprint,
+    holdId: body.hold_id,
+    paymentReference: body.payment_reference,
+    customerName: body.customer_name,
+    customerPhone: `+91${body.customer_phone}`,
+    customerEmail: null,
+    usePackageCredit: null,
+  });
 
-const app = new Koa<{ partnerId: string; text: string }>();
-app.use(router.routes());
-const server = app.listen(Number(process.env.PORT), '127.0.0.1');
+function serveKoa() {
+  const router = new Router<{ partnerId: string; text: string }>();
+  router.get('/health', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.post('/api/v1/bookings/hold', writeRoute(Hold, placeHold, presentHold));
+  router.post('/api/v1/bookings/confirm', writeRoute(Confirm, confirmHold));
+  const app = new Koa<{ partnerId: string; text: string }>();
+  app.use(router.routes());
+  return app.listen(Number(process.env.PORT), '127.0.0.1');
+}
+
+/** node:http alone: the same admission and statements, the body parsed and trusted as it is. */
+function serveBare() {
+  const routes: Record<
+    string,
+    (body: never, partnerId: string, fingerprint: string) => Promise<DatabaseWrite>
+  > = {
+    '/api/v1/bookings/hold': placeHold,
+    '/api/v1/bookings/confirm': confirmHold,
+  };
+  const send = (res: ServerResponse, status: number, body?: unknown) => {
+    const text = body === undefined ? '' : JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === '/health') return send(res, 200, { status: 'ok' });
+    const run = routes[req.url ?? ''];
+    if (req.method !== 'POST' || !run) return send(res, 404);
+    const auth = await keys.authenticate(hashApiKey(String(req.headers['x-api-key']).toLowerCase()));
+    if (!auth?.allowed) return send(res, auth ? 429 : 401);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const outcome = await run(JSON.parse(text) as never, auth.partnerId, fingerprintOf(text)).catch(
+      () => undefined,
+    );
+    if (!outcome) return send(res, 409);
+    const result = outcome.result as Record<string, unknown>;
+    send(res, 201, run === routes['/api/v1/bookings/hold'] ? presentHold(result) : result);
+  };
+  return createServer((req, res) => void answer(req, res).catch(() => send(res, 500))).listen(
+    Number(process.env.PORT),
+    '127.0.0.1',
+  );
+}
+
+const server = process.env.EDGE_FLOOR === 'bare' ? serveBare() : serveKoa();
 process.on('SIGTERM', () => {
   server.close();
   server.closeAllConnections();

@@ -5,7 +5,9 @@
  * a file. Reports the web process's CPU per request, user and kernel apart, and PostgreSQL's per
  * cycle: what the edge costs beyond the statements it sends. Then the same for the floor
  * (edge-floor-app.ts: Koa, the router, zod and the same statements, nothing of the edge), on the
- * same database a moment later: the difference is what the edge itself costs.
+ * same database a moment later: the difference is what the edge itself costs. Then for the
+ * platform's floor (the same app on node:http alone, no Koa, no router, no zod): what Node and
+ * the database driver cost for the cycle on this machine, below which no edge can go.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,20 +39,21 @@ export async function benchEdge(url: string, db: Knex, seconds: number): Promise
   const [client] = await benchPartners(db, venueId, 1);
   const takeSlot = await slotSupply(db, venueId);
   const rows = [];
-  for (const which of ['web', 'floor'] as const) {
+  for (const which of ['web', 'floor', 'bare'] as const) {
     rows.push(await measure(url, seconds, { process: which, venueId, apiKey: client!.apiKey, takeSlot }));
   }
-  const [web, floor] = rows as [Measured, Measured];
+  const [web, floor, bare] = rows as [Measured, Measured, Measured];
   return [
     `${RATE} cycles/s offered for ${seconds} s by ${CLIENTS} keep-alive connections of one key; web logs at info to a file; ` +
-      'the floor is Koa, @koa/router, zod and the same statements without the edge (test/bench/edge-floor-app.ts)',
+      'the floor is Koa, @koa/router, zod and the same statements without the edge, bare the same on node:http alone (test/bench/edge-floor-app.ts)',
     '',
     '| process | cycles/s | cycle p50 ms | cycle p99 ms | errors | web CPU µs/request | user | kernel | PostgreSQL CPU ms/cycle |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((row) => row.line),
     '',
     `The edge costs ${web.usPerRequest - floor.usPerRequest} µs of CPU a request above the floor ` +
-      `(${(web.usPerRequest / floor.usPerRequest).toFixed(2)} × the floor's).`,
+      `(${(web.usPerRequest / floor.usPerRequest).toFixed(2)} × the floor's); Koa, the router and zod ` +
+      `${floor.usPerRequest - bare.usPerRequest} µs above node:http alone, which costs ${bare.usPerRequest} µs.`,
   ].join('\n');
 }
 
@@ -63,13 +66,14 @@ interface Measured {
 async function measure(
   url: string,
   seconds: number,
-  target: { process: 'web' | 'floor'; venueId: string; apiKey: string; takeSlot: () => Slot },
+  target: { process: 'web' | 'floor' | 'bare'; venueId: string; apiKey: string; takeSlot: () => Slot },
 ): Promise<Measured> {
   const logDir = await mkdtemp(path.join(tmpdir(), 'bench-edge-'));
   const web = await startWebProcess(url, {
     logLevel: process.env.BENCH_EDGE_LOG_LEVEL ?? 'info',
     logFile: path.join(logDir, 'web.log'),
-    ...(target.process === 'floor' && { entry: path.join(import.meta.dirname, 'edge-floor-app.ts') }),
+    ...(target.process !== 'web' && { entry: path.join(import.meta.dirname, 'edge-floor-app.ts') }),
+    ...(target.process === 'bare' && { env: { EDGE_FLOOR: 'bare' } }),
   });
   const api = apiClient(web.base, target.apiKey, CLIENTS);
   const cycle = async (slot: Slot) => {

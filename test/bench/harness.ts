@@ -182,11 +182,14 @@ export async function startWebProcess(
     logLevel = 'warn',
     logFile,
     entry,
+    env = {},
   }: {
     logLevel?: string;
     logFile?: string;
     /** Another entry point, started with the web script's node options (edge-floor-app.ts). */
     entry?: string;
+    /** More environment for the process. */
+    env?: Record<string, string>;
   } = {},
 ): Promise<{ base: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
@@ -197,7 +200,7 @@ export async function startWebProcess(
   const args = await scriptArguments('web');
   const web = spawn(process.execPath, [...args.slice(0, -1), ...profile, entry ?? args.at(-1)!], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: logLevel },
+    env: { ...process.env, ...env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: logLevel },
     stdio: ['ignore', logFile ? openSync(logFile, 'a') : 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
