@@ -127,9 +127,11 @@ const STREAM_PLACES_WAIT_MS = 5_000;
  * off a request already on its way); open availability streams end at once; every request in
  * flight is answered, its connection then
  * closed; idle keep-alive connections are closed after a grace period; after `drainTimeoutMs`
- * whatever is left is cut. Resolves when no handler runs any more (or the timeout passed).
+ * whatever is left is cut. Resolves when no handler runs any more, or `drainTimeoutMs` after it
+ * began, whichever comes first: one deadline for the whole drain, so that web exits within 10 s.
  */
 export async function closeGracefully(server: Server, app: App, drainTimeoutMs: number): Promise<void> {
+  const gaveUp = sleep(drainTimeoutMs, undefined, { ref: false });
   app.drain();
   // Availability streams never finish by themselves: they end now, sending nothing more. Their
   // places are freed before the pool closes (below).
@@ -146,10 +148,10 @@ export async function closeGracefully(server: Server, app: App, drainTimeoutMs: 
   }
   server.closeIdleConnections();
   await closed;
-  // A socket can close before its handler finishes (a client hanging up); wait for those too, and
-  // for the streams' places (at most STREAM_PLACES_WAIT_MS), but not forever: after the drain
-  // timeout the caller closes the pool under them.
-  const gaveUp = sleep(drainTimeoutMs, undefined, { ref: false });
+  // A socket can close before its handler finishes (a client hanging up, or cut at the deadline
+  // while its statement waits on a database that does not answer); wait for those too, and for the
+  // streams' places (at most STREAM_PLACES_WAIT_MS), but not past the drain's deadline: then the
+  // caller closes the pool under them.
   await Promise.race([Promise.all([app.idle(), streamsFreed]), gaveUp]);
   clearTimeout(cutOff);
 }
