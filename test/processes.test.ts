@@ -1,7 +1,9 @@
 /**
  * The process roles of CONTRACT.md, run as real processes: two `web` processes share one rate-limit
- * budget per key, `web` and `worker` stop with exit 0 on SIGTERM, bad configuration stops a process
- * with one line naming the variable, and `migrate` is repeatable.
+ * budget per key, `web` and `worker` stop with exit 0 on SIGTERM (within their bounds even when
+ * the database has gone silent, as in a network partition, where a statement unanswered also ends
+ * in 503 rather than a hang), bad configuration stops a process with one line naming the variable,
+ * and `migrate` is repeatable.
  */
 import test, { type ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
@@ -124,11 +126,8 @@ test('SIGTERM frees every stream place before web exits, however slowly the data
 
 test('SIGTERM with streams open, a request waiting and the database unreachable (its packets lost): streams end within 1 s, web exits 0 within 10 s', async (t) => {
   const w = await makeBookingWorld(database().db);
-  const proxy = await blackHoleProxy(new URL(database().url));
-  t.teardown(() => proxy.close());
-  const url = new URL(database().url);
-  url.host = `127.0.0.1:${proxy.port}`;
-  const web = start('api/main.ts', { DATABASE_URL: url.toString() });
+  const { url, proxy } = await throughBlackHole(t);
+  const web = start('api/main.ts', { DATABASE_URL: url });
   try {
     const { port } = await web.logLine('web listening');
     const server = { url: `http://127.0.0.1:${port as number}` } as TestServer;
@@ -162,11 +161,8 @@ test('SIGTERM with streams open, a request waiting and the database unreachable 
 
 test('a statement the database never answers (its packets lost) ends in 503 after the statement timeout and 5 s, not a request hanging', async (t) => {
   const w = await makeBookingWorld(database().db);
-  const proxy = await blackHoleProxy(new URL(database().url));
-  t.teardown(() => proxy.close());
-  const url = new URL(database().url);
-  url.host = `127.0.0.1:${proxy.port}`;
-  const web = start('api/main.ts', { DATABASE_URL: url.toString(), DATABASE_STATEMENT_TIMEOUT_MS: '1000' });
+  const { url, proxy } = await throughBlackHole(t);
+  const web = start('api/main.ts', { DATABASE_URL: url, DATABASE_STATEMENT_TIMEOUT_MS: '1000' });
   try {
     const { port } = await web.logLine('web listening');
     const venues = () =>
@@ -195,11 +191,8 @@ test('a statement the database never answers (its packets lost) ends in 503 afte
 });
 
 test('SIGTERM to a worker while its database is unreachable (its packets lost): it exits 0 within 35 s', async (t) => {
-  const proxy = await blackHoleProxy(new URL(database().url));
-  t.teardown(() => proxy.close());
-  const url = new URL(database().url);
-  url.host = `127.0.0.1:${proxy.port}`;
-  const worker = start('workers/main.ts', { DATABASE_URL: url.toString() });
+  const { url, proxy } = await throughBlackHole(t);
+  const worker = start('workers/main.ts', { DATABASE_URL: url });
   try {
     await worker.logLine('workers started');
     // Its pollers and LISTEN connection are at work when the network goes silent.
@@ -460,6 +453,15 @@ async function startWebOnPort(
 ): Promise<{ web: Started; port: number }> {
   const { process, port } = await startOnPort('api/main.ts', 'PORT', ready, env);
   return { web: process, port };
+}
+
+/** This file's database through a black-hole proxy (below), closed when the test ends. */
+async function throughBlackHole(t: ExecutionContext): Promise<{ url: string; proxy: { swallow(): void } }> {
+  const proxy = await blackHoleProxy(new URL(database().url));
+  t.teardown(() => proxy.close());
+  const url = new URL(database().url);
+  url.host = `127.0.0.1:${proxy.port}`;
+  return { url: url.toString(), proxy };
 }
 
 /**
