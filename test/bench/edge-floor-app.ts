@@ -155,7 +155,8 @@ function serveBare() {
     const result = outcome.result as Record<string, unknown>;
     send(res, 201, run === routes['/api/v1/bookings/hold'] ? presentHold(result) : result);
   };
-  return createServer((req, res) => void answer(req, res).catch(() => send(res, 500))).listen(
+  const fail = (res: ServerResponse) => (res.headersSent ? res.destroy() : send(res, 500));
+  return createServer((req, res) => void answer(req, res).catch(() => fail(res))).listen(
     Number(process.env.PORT),
     '127.0.0.1',
   );
