@@ -16,7 +16,7 @@ import { dropDatabase, ensureDatabase, withDatabase } from '../db/postgres/datab
 import { useTestDatabase } from './helpers/database.ts';
 import { makeBookingWorld } from './helpers/booking.ts';
 import { makePartner, makeVenue } from './helpers/factories.ts';
-import { eventsArrive, openStream } from './helpers/feed.ts';
+import { eventsArrive, openStream, type OpenStream } from './helpers/feed.ts';
 import type { TestServer } from './helpers/http.ts';
 import { ROOT as root, startProcess, type Started } from './helpers/processes.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -54,17 +54,9 @@ test('SIGTERM with availability streams open: each ends within 1 s with nothing 
   const w = await makeBookingWorld(database().db);
   const web = start('api/main.ts');
   try {
-    const { port } = await web.logLine('web listening');
-    const server = { url: `http://127.0.0.1:${port as number}` } as TestServer;
-    const streams = await Promise.all(
-      [1, 2, 3].map(() => openStream(server, w.apiKey, { venue_id: w.venueId })),
-    );
-    await Promise.all(streams.map((s) => eventsArrive(s, 1)));
-    const signalled = Date.now();
-    const ends = streams.map((s) => s.ended.then(() => Date.now() - signalled));
-    const code = web.stop();
-    for (const took of await Promise.all(ends)) t.true(took <= 1_000, `a stream ended after ${took} ms`);
-    t.is(await code, 0, web.output());
+    const { streams } = await threeStreams(web, w);
+    const { code, signalled } = await stopWithStreams(t, web, streams);
+    t.is(code, 0, web.output());
     t.true(Date.now() - signalled <= 10_000);
     for (const s of streams)
       t.deepEqual(
@@ -129,12 +121,7 @@ test('SIGTERM with streams open, a request waiting and the database unreachable 
   const { url, proxy } = await throughBlackHole(t);
   const web = start('api/main.ts', { DATABASE_URL: url });
   try {
-    const { port } = await web.logLine('web listening');
-    const server = { url: `http://127.0.0.1:${port as number}` } as TestServer;
-    const streams = await Promise.all(
-      [1, 2, 3].map(() => openStream(server, w.apiKey, { venue_id: w.venueId })),
-    );
-    await Promise.all(streams.map((s) => eventsArrive(s, 1)));
+    const { server, streams } = await threeStreams(web, w);
     // As a network partition does: nothing sent either way arrives, nothing is refused, so every
     // statement and every new connection waits for an answer that never comes.
     proxy.swallow();
@@ -144,11 +131,8 @@ test('SIGTERM with streams open, a request waiting and the database unreachable 
       () => 'cut',
     );
     await sleep(300);
-    const signalled = Date.now();
-    const ends = streams.map((s) => s.ended.then(() => Date.now() - signalled));
-    const code = web.stop();
-    for (const took of await Promise.all(ends)) t.true(took <= 1_000, `a stream ended after ${took} ms`);
-    t.is(await code, 0, web.output());
+    const { code, signalled } = await stopWithStreams(t, web, streams);
+    t.is(code, 0, web.output());
     const took = Date.now() - signalled;
     t.true(took <= 10_000, `web exited ${took} ms after SIGTERM`);
     t.is(await waiting, 'cut');
@@ -453,6 +437,33 @@ async function startWebOnPort(
 ): Promise<{ web: Started; port: number }> {
   const { process, port } = await startOnPort('api/main.ts', 'PORT', ready, env);
   return { web: process, port };
+}
+
+/** Three availability streams of `w`'s venue on `web`, each past its `hello`. */
+async function threeStreams(
+  web: Started,
+  w: { apiKey: string; venueId: string },
+): Promise<{ server: TestServer; streams: OpenStream[] }> {
+  const { port } = await web.logLine('web listening');
+  const server = { url: `http://127.0.0.1:${port as number}` } as TestServer;
+  const streams = await Promise.all(
+    [1, 2, 3].map(() => openStream(server, w.apiKey, { venue_id: w.venueId })),
+  );
+  await Promise.all(streams.map((s) => eventsArrive(s, 1)));
+  return { server, streams };
+}
+
+/** SIGTERM to `web`: each of `streams` must end within 1 s; its exit code, and when it was signalled. */
+async function stopWithStreams(
+  t: ExecutionContext,
+  web: Started,
+  streams: OpenStream[],
+): Promise<{ code: number | null; signalled: number }> {
+  const signalled = Date.now();
+  const ends = streams.map((s) => s.ended.then(() => Date.now() - signalled));
+  const code = web.stop();
+  for (const took of await Promise.all(ends)) t.true(took <= 1_000, `a stream ended after ${took} ms`);
+  return { code: await code, signalled };
 }
 
 /** This file's database through a black-hole proxy (below), closed when the test ends. */

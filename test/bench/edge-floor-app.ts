@@ -127,12 +127,16 @@ function serveKoa() {
 
 /** node:http alone: the same admission and statements, the body parsed and trusted as it is. */
 function serveBare() {
+  // Each route's statement and how its result is answered.
   const routes: Record<
     string,
-    (body: never, partnerId: string, fingerprint: string) => Promise<DatabaseWrite>
+    {
+      run: (body: never, partnerId: string, fingerprint: string) => Promise<DatabaseWrite>;
+      present: (result: Record<string, unknown>) => unknown;
+    }
   > = {
-    '/api/v1/bookings/hold': placeHold,
-    '/api/v1/bookings/confirm': confirmHold,
+    '/api/v1/bookings/hold': { run: placeHold, present: presentHold },
+    '/api/v1/bookings/confirm': { run: confirmHold, present: (result) => result },
   };
   const send = (res: ServerResponse, status: number, body?: unknown) => {
     const text = body === undefined ? '' : JSON.stringify(body);
@@ -141,19 +145,18 @@ function serveBare() {
   };
   const answer = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.url === '/health') return send(res, 200, { status: 'ok' });
-    const run = routes[req.url ?? ''];
-    if (req.method !== 'POST' || !run) return send(res, 404);
+    const route = routes[req.url ?? ''];
+    if (req.method !== 'POST' || !route) return send(res, 404);
     const auth = await keys.authenticate(hashApiKey(String(req.headers['x-api-key']).toLowerCase()));
     if (!auth?.allowed) return send(res, auth ? 429 : 401);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    const outcome = await run(JSON.parse(text) as never, auth.partnerId, fingerprintOf(text)).catch(
-      () => undefined,
-    );
+    const outcome = await route
+      .run(JSON.parse(text) as never, auth.partnerId, fingerprintOf(text))
+      .catch(() => undefined);
     if (!outcome) return send(res, 409);
-    const result = outcome.result as Record<string, unknown>;
-    send(res, 201, run === routes['/api/v1/bookings/hold'] ? presentHold(result) : result);
+    send(res, 201, route.present(outcome.result as Record<string, unknown>));
   };
   const fail = (res: ServerResponse) => (res.headersSent ? res.destroy() : send(res, 500));
   return createServer((req, res) => void answer(req, res).catch(() => fail(res))).listen(
