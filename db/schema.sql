@@ -964,13 +964,14 @@ begin
     return;
   end if;
 
-  -- The spec's order: it exists, it is the caller's, its venue is still the caller's.
-  select h.* into v_hold from holds h where h.id = p_hold_id for update;
+  -- The spec's order: it exists, it is the caller's, its venue is still the caller's. Only the
+  -- caller's own hold is locked: another partner's id must not make its owner's writes wait.
+  select h.* into v_hold from holds h where h.id = p_hold_id and h.partner_id = p_partner_id for update;
   if not found then
+    if exists (select from holds h where h.id = p_hold_id) then
+      raise exception using errcode = 'PB000', message = 'not_owner';
+    end if;
     raise exception using errcode = 'PB000', message = 'hold_not_found';
-  end if;
-  if v_hold.partner_id <> p_partner_id then
-    raise exception using errcode = 'PB000', message = 'not_owner';
   end if;
   if not venue_authorized(p_partner_id, v_hold.venue_id) then
     raise exception using errcode = 'PB000', message = 'venue_not_authorized';
@@ -1044,12 +1045,13 @@ begin
   if p_trace is not null then
     perform set_config('booking.trace', p_trace, true);
   end if;
-  select g.* into v_group from hold_groups g where g.id = p_group_id for update;
+  -- Only the caller's own group is locked: another partner's id must not make its owner wait.
+  select g.* into v_group from hold_groups g where g.id = p_group_id and g.partner_id = p_partner_id for update;
   if not found then
+    if exists (select from hold_groups g where g.id = p_group_id) then
+      raise exception using errcode = 'PB000', message = 'not_owner';
+    end if;
     raise exception using errcode = 'PB000', message = 'hold_group_not_found';
-  end if;
-  if v_group.partner_id <> p_partner_id then
-    raise exception using errcode = 'PB000', message = 'not_owner';
   end if;
   if not venue_authorized(p_partner_id, v_group.venue_id) then
     raise exception using errcode = 'PB000', message = 'venue_not_authorized';

@@ -1,13 +1,13 @@
 -- confirm_hold(trace, partner, key, fingerprint, hold, payment reference, customer name, phone,
 -- email, use package credit): a confirm, the whole of POST /bookings/confirm, in one statement and
 -- its own transaction. It claims the idempotency key (same key and request: the original booking;
--- another request: the API answers 409), locks the hold and checks, in the spec's order, that it
--- exists, is the caller's, is at a venue still the caller's, is not one of a hold group's
--- (`hold_in_group`: a group is confirmed as one), has not expired, is ACTIVE, still has its
--- reservations, and that a member-priced hold is confirmed for its member; then, when asked,
--- takes one package credit (the caller's purchase for this customer and venue that expires first,
--- locked), books its reservations (book_reservations(), which records the availability change), and
--- writes the booking and booking_created. A replay answers the stored result, so it
+-- another request: the API answers 409), locks the hold if it is the caller's and checks, in the
+-- spec's order, that it exists, is the caller's, is at a venue still the caller's, is not one of a
+-- hold group's (`hold_in_group`: a group is confirmed as one), has not expired, is ACTIVE, still
+-- has its reservations, and that a member-priced hold is confirmed for its member; then, when
+-- asked, takes one package credit (the caller's purchase for this customer and venue that expires
+-- first, locked), books its reservations (book_reservations(), which records the availability
+-- change), and writes the booking and booking_created. A replay answers the stored result, so it
 -- never takes a second credit. Refusals: SQLSTATE PB000 with the reason as the message.
 --
 -- requires: lock_idempotency_key, store_idempotency_key, venue_authorized, hold_is_expired,
@@ -34,13 +34,14 @@ begin
     return;
   end if;
 
-  -- The spec's order: it exists, it is the caller's, its venue is still the caller's.
-  select h.* into v_hold from holds h where h.id = p_hold_id for update;
+  -- The spec's order: it exists, it is the caller's, its venue is still the caller's. Only the
+  -- caller's own hold is locked: another partner's id must not make its owner's writes wait.
+  select h.* into v_hold from holds h where h.id = p_hold_id and h.partner_id = p_partner_id for update;
   if not found then
+    if exists (select from holds h where h.id = p_hold_id) then
+      raise exception using errcode = 'PB000', message = 'not_owner';
+    end if;
     raise exception using errcode = 'PB000', message = 'hold_not_found';
-  end if;
-  if v_hold.partner_id <> p_partner_id then
-    raise exception using errcode = 'PB000', message = 'not_owner';
   end if;
   if not venue_authorized(p_partner_id, v_hold.venue_id) then
     raise exception using errcode = 'PB000', message = 'venue_not_authorized';

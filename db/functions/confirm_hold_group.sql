@@ -36,12 +36,13 @@ begin
   if p_trace is not null then
     perform set_config('booking.trace', p_trace, true);
   end if;
-  select g.* into v_group from hold_groups g where g.id = p_group_id for update;
+  -- Only the caller's own group is locked: another partner's id must not make its owner wait.
+  select g.* into v_group from hold_groups g where g.id = p_group_id and g.partner_id = p_partner_id for update;
   if not found then
+    if exists (select from hold_groups g where g.id = p_group_id) then
+      raise exception using errcode = 'PB000', message = 'not_owner';
+    end if;
     raise exception using errcode = 'PB000', message = 'hold_group_not_found';
-  end if;
-  if v_group.partner_id <> p_partner_id then
-    raise exception using errcode = 'PB000', message = 'not_owner';
   end if;
   if not venue_authorized(p_partner_id, v_group.venue_id) then
     raise exception using errcode = 'PB000', message = 'venue_not_authorized';

@@ -103,7 +103,10 @@ export async function findById(db: Knex, id: string): Promise<BookingRow | undef
   return db<BookingRow>('bookings').where({ id }).first();
 }
 
-/** A booking locked for a change, with whether its venue is still authorised for `partnerId`. */
+/**
+ * The caller's booking locked for a change, with whether its venue is still authorised for
+ * `partnerId`; undefined when it is not the caller's (another partner's row is never locked).
+ */
 export async function lockForChange(
   trx: Knex,
   id: string,
@@ -111,8 +114,8 @@ export async function lockForChange(
 ): Promise<(BookingRow & { venue_authorized: boolean }) | undefined> {
   const { rows } = await trx.raw<{ rows: (BookingRow & { venue_authorized: boolean })[] }>(
     `select b.*, venue_authorized(?, b.venue_id) as venue_authorized
-       from bookings b where b.id = ? for update of b`,
-    [partnerId, id],
+       from bookings b where b.id = ? and b.partner_id = ? for update of b`,
+    [partnerId, id, partnerId],
   );
   return rows[0];
 }

@@ -184,7 +184,10 @@ export interface HoldGroupForChange extends HoldGroupRow {
   expired: boolean;
 }
 
-/** A group locked for a change (see HoldGroupForChange). */
+/**
+ * The caller's group locked for a change (see HoldGroupForChange); undefined when it is not the
+ * caller's (another partner's row is never locked).
+ */
 export async function lockForChange(
   trx: Knex,
   id: string,
@@ -193,8 +196,8 @@ export async function lockForChange(
   const { rows } = await trx.raw<{ rows: HoldGroupForChange[] }>(
     `select g.*, venue_authorized(?, g.venue_id) as venue_authorized,
             g.status = 'EXPIRED' or (g.status = 'ACTIVE' and g.hold_expiry_at <= now()) as expired
-       from hold_groups g where g.id = ? for update`,
-    [partnerId, id],
+       from hold_groups g where g.id = ? and g.partner_id = ? for update`,
+    [partnerId, id, partnerId],
   );
   return rows[0];
 }

@@ -103,7 +103,10 @@ export interface HoldForChange extends HoldRow {
   intact: boolean;
 }
 
-/** Locks a hold and reads its expiry, venue authorisation and reservations. */
+/**
+ * Locks the caller's hold and reads its expiry, venue authorisation and reservations; undefined
+ * when it is not the caller's (another partner's row is never locked).
+ */
 export async function lockForChange(
   trx: Knex,
   id: string,
@@ -112,8 +115,8 @@ export async function lockForChange(
   const { rows } = await trx.raw<{ rows: HoldForChange[] }>(
     `select h.*, hold_is_expired(h) as expired, venue_authorized(?, h.venue_id) as venue_authorized,
             hold_is_intact(h) as intact
-       from holds h where h.id = ? for update of h`,
-    [partnerId, id],
+       from holds h where h.id = ? and h.partner_id = ? for update of h`,
+    [partnerId, id, partnerId],
   );
   return rows[0];
 }

@@ -196,15 +196,18 @@ export interface SeriesForChange extends SeriesRow {
   venue_authorized: boolean;
 }
 
-/** A series locked for a change (its row; the bookings it changes are locked by the change). */
+/**
+ * The caller's series locked for a change (its row; the bookings it changes are locked by the
+ * change); undefined when it is not the caller's (another partner's row is never locked).
+ */
 export async function lockForChange(
   trx: Knex,
   id: string,
   partnerId: string,
 ): Promise<SeriesForChange | undefined> {
   const { rows } = await trx.raw<{ rows: SeriesForChange[] }>(
-    'select s.*, venue_authorized(?, s.venue_id) as venue_authorized from series s where s.id = ? for update',
-    [partnerId, id],
+    'select s.*, venue_authorized(?, s.venue_id) as venue_authorized from series s where s.id = ? and s.partner_id = ? for update',
+    [partnerId, id, partnerId],
   );
   return rows[0];
 }
