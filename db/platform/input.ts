@@ -61,42 +61,88 @@ export const DateOnly = z.iso
   .date({ error: 'must be a date that exists, YYYY-MM-DD', abort: true })
   .refine(yearInRange, yearMessage);
 
-/** ISO 8601's extended form: 2026-11-22T18:30:00Z, 2026-11-22T18:30+05:30, …T18:30:00,5+05. */
+/**
+ * ISO 8601's date-time, each part in the extended form (2026-11-22T18:30:00Z, …T18:30+05:30,
+ * 2026-326T18:30Z, 2026-W47-7T18Z) or each in the basic form (20261122T183000Z, 2026326T1830+0530,
+ * 2026W477T18Z): a calendar, ordinal or week date; hours, minutes and seconds down to the hour, the
+ * last with an optional decimal fraction (a comma or a point); Z or an offset in hours or hours and
+ * minutes. The two forms are not mixed within one value (ISO 8601 asks for one or the other).
+ */
 const EXTENDED_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:[Zz]|([+-])(\d{2})(?::(\d{2}))?)$/;
-/** Its basic form: 20261122T183000Z, 20261122T1830+0530. */
+  /^(\d{4})-(?:(\d{2})-(\d{2})|(\d{3})|W(\d{2})-(\d))[Tt](\d{2})(?::(\d{2})(?::(\d{2}))?)?(?:[.,](\d+))?(?:[Zz]|([+-])(\d{2})(?::(\d{2}))?)$/;
 const BASIC_DATE_TIME =
-  /^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(?:(\d{2})(?:[.,](\d+))?)?(?:[Zz]|([+-])(\d{2})(\d{2})?)$/;
+  /^(\d{4})(?:(\d{2})(\d{2})|(\d{3})|W(\d{2})(\d))[Tt](\d{2})(?:(\d{2})(\d{2})?)?(?:[.,](\d+))?(?:[Zz]|([+-])(\d{2})(\d{2})?)$/;
+
+/** Milliseconds in an hour, a minute and a second: what a fraction of the last time part counts. */
+const FRACTION_UNIT_MS = [3_600_000, 60_000, 1_000];
 
 /**
  * The instant an ISO 8601 date-time with an offset names, or undefined when it is not one or names
- * a date or time that does not exist (2027-02-29, 24:30, 18:60, an offset of +24:00). Seconds and
- * their fraction are optional. A fraction finer than a millisecond rounds up to the next one: a Date
- * holds milliseconds, and an instant a microsecond after a slot's start must not become that start.
+ * a date or time that does not exist (2027-02-29, day 366 of 2026, week 53 of 2026, 24:30, 18:60,
+ * an offset of +24:00). A fraction of the last time part that falls between two milliseconds
+ * rounds up to the later one: a Date holds milliseconds, and an instant a microsecond after a
+ * slot's start must not become that start.
  */
 export function parseIsoDateTime(text: string): Date | undefined {
   const m = EXTENDED_DATE_TIME.exec(text) ?? BASIC_DATE_TIME.exec(text);
   if (!m) return undefined;
   const number = (i: number) => Number(m[i] ?? 0);
-  const [year, month, day, hour, minute, second] = [
-    number(1),
-    number(2),
-    number(3),
-    number(4),
-    number(5),
-    number(6),
-  ];
-  const [offsetHours, offsetMinutes] = [number(9), number(10)];
+  const year = number(1);
+  const date =
+    m[2] !== undefined
+      ? calendarDate(year, number(2), number(3))
+      : m[4] !== undefined
+        ? dayOfYear(year, number(4))
+        : weekDate(year, number(5), number(6));
+  const [hour, minute, second] = [number(7), number(8), number(9)];
+  const [offsetHours, offsetMinutes] = [number(12), number(13)];
+  if (!date || hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59)
+    return undefined;
+  const last = m[9] !== undefined ? 2 : m[8] !== undefined ? 1 : 0;
+  const offset = (m[11] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
+  date.setUTCHours(hour, minute - offset, second, fractionMs(m[10] ?? '', FRACTION_UNIT_MS[last]!));
+  return date;
+}
+
+/** A decimal fraction (its digits) of `unitMs`, in whole milliseconds, rounded up. */
+function fractionMs(digits: string, unitMs: number): number {
+  const DIGITS = 15; // more than any unit needs to fix its millisecond; the rest only round up
+  const scale = 10n ** BigInt(DIGITS);
+  const scaled = BigInt(digits.slice(0, DIGITS).padEnd(DIGITS, '0')) * BigInt(unitMs);
+  const inexact = scaled % scale !== 0n || /[1-9]/.test(digits.slice(DIGITS));
+  return Number(scaled / scale) + (inexact ? 1 : 0);
+}
+
+/** Midnight UTC of a day of a year, or undefined when that day is not in the year. */
+function dayOfYear(year: number, day: number): Date | undefined {
+  if (day < 1 || day > (isLeap(year) ? 366 : 365)) return undefined;
+  const date = new Date(0);
+  date.setUTCFullYear(year, 0, day);
+  return date;
+}
+
+function calendarDate(year: number, month: number, day: number): Date | undefined {
   const days = [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
   if (days === undefined || day < 1 || day > days) return undefined;
-  if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) return undefined;
-  const fraction = m[7] ?? '';
-  const millis = Number(fraction.slice(0, 3).padEnd(3, '0')) + (/[1-9]/.test(fraction.slice(3)) ? 1 : 0);
-  const offset = (m[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
-  const utc = new Date(0);
-  utc.setUTCFullYear(year, month - 1, day);
-  utc.setUTCHours(hour, minute - offset, second, millis);
-  return utc;
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date;
+}
+
+/**
+ * Day `weekday` (1 Monday … 7 Sunday) of ISO week `week` of `year`: week 1 is the one with the
+ * year's first Thursday, and a year has 53 weeks when it starts on a Thursday, or on a Wednesday in
+ * a leap year. The day may fall in the year before or after (2026-W01-1 is 2025-12-29).
+ */
+function weekDate(year: number, week: number, weekday: number): Date | undefined {
+  const january1 = (dayOfYear(year, 1)!.getUTCDay() + 6) % 7; // 0 Monday … 6 Sunday
+  const weeks = january1 === 3 || (january1 === 2 && isLeap(year)) ? 53 : 52;
+  if (week < 1 || week > weeks || weekday < 1 || weekday > 7) return undefined;
+  // Monday of week 1 is January 1 less its weekday when that is Monday to Thursday, else the next.
+  const monday1 = 1 - january1 + (january1 > 3 ? 7 : 0);
+  const date = new Date(0);
+  date.setUTCFullYear(year, 0, monday1 + (week - 1) * 7 + (weekday - 1));
+  return date;
 }
 
 function isLeap(year: number): boolean {
@@ -104,8 +150,9 @@ function isLeap(year: number): boolean {
 }
 
 /**
- * An ISO 8601 date-time with an offset (any; extended or basic form, seconds optional), that exists
- * (no 24:30, no 2027-02-29), in years 1900 to 9999 as written; parsed to a Date (`parseIsoDateTime`).
+ * An ISO 8601 date-time with an offset (any: calendar, ordinal or week date, extended or basic form,
+ * minutes and seconds optional), that exists (no 24:30, no 2027-02-29), in years 1900 to 9999 as
+ * written; parsed to a Date (`parseIsoDateTime`).
  * Documented as `date-time`, the RFC 3339 profile every example uses.
  */
 export const DateTimeInput = storable(z.string())

@@ -182,10 +182,15 @@ test('dates and date-times: years 1900 to 9999 that exist; others are 400 naming
   }
 });
 
-test('a date-time is any ISO 8601 date-time with an offset: without seconds, an hour offset, a comma, the basic form', async (t) => {
+test('a date-time is any ISO 8601 date-time with an offset: without seconds, an hour offset, a comma, the basic form, an ordinal date', async (t) => {
   const { db } = database();
   const slots = await gridSlots(db, world.venueId, world.court, 2);
   const at = (instant: Date, minutes: number) => new Date(instant.getTime() + minutes * 60_000).toISOString();
+  // The day of the year of the instant's UTC date, three digits.
+  const ordinal = (instant: Date) =>
+    String(
+      Math.floor((instant.getTime() - Date.UTC(instant.getUTCFullYear(), 0, 1)) / 86_400_000) + 1,
+    ).padStart(3, '0');
   const forms: [string, (instant: Date) => string][] = [
     ['no seconds, +05:30', (i) => `${at(i, 330).slice(0, 16)}+05:30`],
     ['an hour offset', (i) => `${at(i, 300).slice(0, 19)}+05`],
@@ -193,6 +198,7 @@ test('a date-time is any ISO 8601 date-time with an offset: without seconds, an 
     ['the basic form', (i) => i.toISOString().replace(/[-:]|\.000/g, '')],
     ['the basic form with an offset', (i) => `${at(i, -90).slice(0, 16).replace(/[-:]/g, '')}-0130`],
     ['lower-case t and z', (i) => i.toISOString().replace('T', 't').replace('Z', 'z')],
+    ['an ordinal date', (i) => `${i.getUTCFullYear()}-${ordinal(i)}${i.toISOString().slice(10)}`],
   ];
   for (const [i, [why, form]] of forms.entries()) {
     const slot = slots[i]!;
