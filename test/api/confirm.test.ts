@@ -102,6 +102,22 @@ test("unknown hold 404; another partner's hold 403 UNAUTHORIZED before venue aut
   t.is(revoked.body.error, 'VENUE_NOT_AUTHORIZED');
 });
 
+test('a replayed confirm reports the booking it made even after the venue is revoked; a new key is refused', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const { holdId } = await holdSlot(server(), w);
+  const key = randomUUID();
+  const first = await confirm(server(), w.apiKey, { hold_id: holdId, idempotency_key: key });
+  t.is(first.status, 201);
+  await grants.revoke(db, w.partnerId, w.venueId);
+  const replay = await confirm(server(), w.apiKey, { hold_id: holdId, idempotency_key: key });
+  t.is(replay.status, 201, 'the retry learns that the booking exists');
+  t.deepEqual(replay.body, first.body);
+  const fresh = await confirm(server(), w.apiKey, { hold_id: holdId });
+  t.is(fresh.status, 403);
+  t.is(fresh.body.error, 'VENUE_NOT_AUTHORIZED');
+});
+
 test('HOLD_EXPIRED past expiry (job run or not); INVALID_HOLD_STATE when confirmed or released', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
