@@ -134,6 +134,16 @@ CREATE TABLE bookings (
 CREATE INDEX bookings_partner_booked_idx ON public.bookings USING btree (partner_id, booked_at DESC, id DESC);
 CREATE INDEX bookings_series_idx ON public.bookings USING btree (series_id, booked_at DESC, id DESC) WHERE (series_id IS NOT NULL);
 
+CREATE TABLE ended_venue_grants (
+  partner_id uuid NOT NULL,
+  venue_id uuid NOT NULL,
+  granted_at timestamp with time zone NOT NULL,
+  ended_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT ended_venue_grants_pkey PRIMARY KEY (partner_id, venue_id),
+  CONSTRAINT ended_venue_grants_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id) ON DELETE CASCADE,
+  CONSTRAINT ended_venue_grants_venue_id_fkey FOREIGN KEY (venue_id) REFERENCES venues(id) ON DELETE CASCADE
+);
+
 CREATE TABLE events (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   event_type text NOT NULL,

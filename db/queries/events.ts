@@ -66,9 +66,10 @@ export interface EventPullFilters {
 }
 
 /**
- * Where an event stands in the pull's order, when it is of a venue the partner may see (granted and not
- * archived: venue_authorized());
- * undefined otherwise (unknown, or not the partner's to see).
+ * Where an event stands in the pull's order, when it is of a venue granted to the partner now
+ * (archived or not) or once (`ended_venue_grants`): a cursor the partner was handed stays a place
+ * to resume from after its venue is revoked or archived. Undefined otherwise (unknown, or of a venue
+ * the partner never held).
  */
 export async function pullPosition(
   db: Knex,
@@ -77,8 +78,10 @@ export async function pullPosition(
 ): Promise<{ tx: string; seq: string } | undefined> {
   const { rows } = await db.raw<{ rows: { tx: string; seq: string }[] }>(
     `select e.tx::text as tx, e.seq::text as seq from events e
-      where e.id = ? and venue_authorized(?, e.venue_id)`,
-    [eventId, partnerId],
+      where e.id = ?
+        and (exists (select from venue_grants g where g.partner_id = ? and g.venue_id = e.venue_id)
+             or exists (select from ended_venue_grants g where g.partner_id = ? and g.venue_id = e.venue_id))`,
+    [eventId, partnerId, partnerId],
   );
   return rows[0];
 }
