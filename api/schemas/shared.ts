@@ -16,8 +16,12 @@ export {
   queryInteger,
 } from '../../db/platform/input.ts';
 
-/** A uuid as PostgreSQL reads it (any version, either case). */
-export const Uuid = z.guid({ error: 'must be a UUID' });
+/**
+ * A uuid as PostgreSQL reads it (any version, either case), written in lower case from here on, as
+ * the database writes it: an id sent in upper case is the same id, in what an answer echoes, in a
+ * key's comparison (the same path id) and in what the web process keeps.
+ */
+export const Uuid = z.guid({ error: 'must be a UUID' }).toLowerCase();
 
 /** An ISO 8601 UTC date-time as every response writes it. */
 export const DateTime = z.iso.datetime();

@@ -51,6 +51,23 @@ test('the grid: every resource from opening time in steps of its duration, in UT
   t.true(res.body.slots.every((s: { is_available: boolean }) => s.is_available));
 });
 
+test('an id sent in upper case is the same id: the answer writes it in lower case, as every other does', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const date = await localDate(db, w.venueId, 1);
+  const lower = await availability(w.apiKey, `venue_id=${w.venueId}&date=${date}`);
+  const upper = await availability(
+    w.apiKey,
+    `venue_id=${w.venueId.toUpperCase()}&date=${date}&resource_id=${w.court.toUpperCase()}`,
+  );
+  t.is(upper.status, 200, upper.text);
+  t.is(upper.body.venue_id, w.venueId);
+  t.deepEqual(
+    upper.body.slots,
+    lower.body.slots.filter((s: { resource_id: string }) => s.resource_id === w.court),
+  );
+});
+
 test('resource_id narrows the grid; a resource of another venue is a 400', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);

@@ -588,6 +588,19 @@ test('an expired group reads EXPIRED and its confirm and release are 409 HOLD_EX
   t.is((await db('hold_groups').where({ id: groupId }).first()).status, 'ACTIVE', 'no job ran');
 });
 
+test('a path id in upper case is the same path id: the same key and body replay the release', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const { groupId } = await placeGroup(server(), w, [await itemOf(db, w.venueId, w.court, 11)]);
+  const key = randomUUID();
+  const first = await releaseGroup(server(), w.apiKey, groupId.toUpperCase(), { idempotency_key: key });
+  t.is(first.status, 200, first.text);
+  t.is(first.body.hold_group_id, groupId);
+  const again = await releaseGroup(server(), w.apiKey, groupId, { idempotency_key: key });
+  t.is(again.status, 200, again.text);
+  t.deepEqual(again.body, first.body);
+});
+
 test('access on every route: a bad id 400 in path, unknown 404, another partner 403, then the venue grant', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
