@@ -14,9 +14,12 @@ export async function insert(
   });
 }
 
-/** Revokes every live key of a partner except `keepId`; returns how many were revoked. */
+/**
+ * Revokes every live key of a partner except `keepId` (api_key_is_live(): a key already past its
+ * expiry has stopped working and is not counted); returns how many were revoked.
+ */
 export async function revokeAll(db: Knex, partnerId: string, keepId?: string): Promise<number> {
-  const query = db('api_keys').where({ partner_id: partnerId }).whereNull('revoked_at');
+  const query = db('api_keys').where({ partner_id: partnerId }).whereRaw('api_key_is_live(api_keys)');
   if (keepId) void query.whereNot({ id: keepId });
   return query.update({ revoked_at: db.fn.now() });
 }

@@ -86,6 +86,14 @@ test('an expired key is 401, a key expiring later works', async (t) => {
   t.is((await call(server(), 'GET', VENUES, { key: later })).status, 200);
 });
 
+test('revoking counts only the keys that still worked (key:revoke prints that number)', async (t) => {
+  const { db } = database();
+  const { partnerId } = await makePartner(db);
+  await issueKey(db, partnerId, new Date(Date.now() - 1000));
+  t.is(await apiKeys.revokeAll(db, partnerId), 1, 'the live key, not the one already expired');
+  t.is(await apiKeys.revokeAll(db, partnerId), 0);
+});
+
 test('only a hash of the key is stored', async (t) => {
   const { db } = database();
   const { partnerId, apiKey } = await makePartner(db);
