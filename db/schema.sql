@@ -1454,7 +1454,6 @@ CREATE OR REPLACE FUNCTION public.place_hold_group(p_trace text, p_partner_id uu
 AS $function$
 declare
   v_count integer := jsonb_array_length(p_items);
-  v_granted boolean;
   v_overlapping text;
   v_venue venues;
   v_resource resources;
@@ -1477,10 +1476,10 @@ begin
     perform set_config('booking.trace', p_trace, true);
   end if;
 
-  -- 1. Items that overlap an earlier one (windows that only touch do not). What a resource shares
-  -- with another is read only at a venue that is the caller's: of anyone else's venue, a request
-  -- learns nothing (only the same resource named twice overlaps there).
-  v_granted := venue_authorized(p_partner_id, p_venue_id);
+  -- 1. Items that overlap an earlier one (windows that only touch do not), before the venue is
+  -- judged, as the contract orders: a whole and its part overlap at any venue, granted or not.
+  -- That tells a caller no more than a TRANSFORMATION_CONFLICT tells any partner granted the venue,
+  -- and only of resource ids it was shown while it was granted.
   with item as (
     select (e.n - 1)::integer as i, coalesce(r.id::text, e.item ->> 'resource_id') as resource,
            case when r.id is not null then resource_units(r.id) end as units,
@@ -1489,7 +1488,7 @@ begin
                        + make_interval(mins => (e.item ->> 'slot_duration_minutes')::integer)) as during
       from jsonb_array_elements(p_items) with ordinality as e(item, n)
       left join resources r
-        on v_granted and r.venue_id = p_venue_id
+        on r.venue_id = p_venue_id
        and r.id = case when e.item ->> 'resource_id' ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$'
                        then (e.item ->> 'resource_id')::uuid end
   )

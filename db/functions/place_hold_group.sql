@@ -20,7 +20,7 @@
 -- membership discount. The result, stored under the key, is the group and its holds.
 -- Items are JSON `{resource_id, slot_start, slot_duration_minutes}`, checked for shape by the API.
 --
--- requires: resource_units, venue_authorized, authorized_venues, lock_idempotency_key,
+-- requires: resource_units, authorized_venues, lock_idempotency_key,
 --   store_idempotency_key, window_rule_refusal, reservation_window_locks, take_advisory_locks,
 --   window_claims, window_price, membership_discount, hold_group_items, hold_group_json
 create or replace function place_hold_group(
@@ -31,7 +31,6 @@ create or replace function place_hold_group(
 language plpgsql as $$
 declare
   v_count integer := jsonb_array_length(p_items);
-  v_granted boolean;
   v_overlapping text;
   v_venue venues;
   v_resource resources;
@@ -54,10 +53,10 @@ begin
     perform set_config('booking.trace', p_trace, true);
   end if;
 
-  -- 1. Items that overlap an earlier one (windows that only touch do not). What a resource shares
-  -- with another is read only at a venue that is the caller's: of anyone else's venue, a request
-  -- learns nothing (only the same resource named twice overlaps there).
-  v_granted := venue_authorized(p_partner_id, p_venue_id);
+  -- 1. Items that overlap an earlier one (windows that only touch do not), before the venue is
+  -- judged, as the contract orders: a whole and its part overlap at any venue, granted or not.
+  -- That tells a caller no more than a TRANSFORMATION_CONFLICT tells any partner granted the venue,
+  -- and only of resource ids it was shown while it was granted.
   with item as (
     select (e.n - 1)::integer as i, coalesce(r.id::text, e.item ->> 'resource_id') as resource,
            case when r.id is not null then resource_units(r.id) end as units,
@@ -66,7 +65,7 @@ begin
                        + make_interval(mins => (e.item ->> 'slot_duration_minutes')::integer)) as during
       from jsonb_array_elements(p_items) with ordinality as e(item, n)
       left join resources r
-        on v_granted and r.venue_id = p_venue_id
+        on r.venue_id = p_venue_id
        and r.id = case when e.item ->> 'resource_id' ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$'
                        then (e.item ->> 'resource_id')::uuid end
   )

@@ -154,6 +154,16 @@ test('validation: 400 naming nested fields as sent; 1 to 8 items; items overlapp
     items: [a, later(a, 60), full, later(half, 120)],
   });
   t.is(touching.status, 201, touching.text);
+
+  // Malformed comes before the venue (the contract's order): a whole over its part is a 400 for a
+  // partner the venue is not granted to, as for one it is.
+  const stranger = await makePartner(db);
+  const foreign = await createGroup(server(), stranger.apiKey, { venue_id: w.venueId, items: [full, half] });
+  t.is(foreign.status, 400, foreign.text);
+  t.deepEqual(
+    foreign.body.details.map((d: { field: string }) => d.field),
+    ['items.1'],
+  );
 });
 
 test('every failing item is named with its reason, nothing is held, and the status follows the reasons', async (t) => {
