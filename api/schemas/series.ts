@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Phone } from '../../db/rules/phone.ts';
 import {
   DateOnly,
+  DateOnlyBeside,
   DateOnlyOutput,
   DateTime,
   IdempotencyKey,
@@ -28,7 +29,7 @@ const patternShape = {
   resource_id: opaqueText({ min: 1, max: 100 }).meta({
     description: "One of the venue's resources (from discovery); checked after the venue grant.",
   }),
-  first_date: DateOnly.meta({ description: 'The venue-local date of occurrence 0.' }),
+  first_date: DateOnlyBeside.meta({ description: 'The venue-local date of occurrence 0.' }),
   start_time: z
     .string()
     .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM, 00:00 to 23:59')
@@ -52,7 +53,7 @@ const patternShape = {
     .max(4)
     .default(1)
     .meta({ description: 'Weeks between occurrences.' }),
-  exclude_dates: z.array(DateOnly).max(MAX_OCCURRENCES).default([]).meta({
+  exclude_dates: z.array(DateOnlyBeside).max(MAX_OCCURRENCES).default([]).meta({
     description:
       'Local dates of occurrences to leave out (each an occurrence’s local_date, once); not all of them.',
   }),
@@ -72,8 +73,9 @@ type Pattern = {
 /**
  * The checks a pattern's fields make together: every excluded date is an occurrence's and appears
  * once (a repeat names its later entry), not every occurrence is excluded, and the series ends by
- * 9999-12-31. Answers how many occurrences the exclusions leave (undefined for a pattern not sound
- * enough to tell).
+ * 9999-12-31. Answers how many occurrences the exclusions leave: an entry that is no date is
+ * refused by its own check and excludes nothing; undefined when the other fields are not sound
+ * enough to tell.
  */
 function checkPattern(pattern: Pattern, ctx: z.RefinementCtx): number | undefined {
   // zod runs this even when a field's own check failed: judge only a pattern whose fields are sound.
@@ -81,8 +83,7 @@ function checkPattern(pattern: Pattern, ctx: z.RefinementCtx): number | undefine
     DateOnly.safeParse(pattern.first_date).success &&
     patternShape.count.safeParse(pattern.count).success &&
     patternShape.interval_weeks.safeParse(pattern.interval_weeks).success &&
-    Array.isArray(pattern.exclude_dates) &&
-    pattern.exclude_dates.every((date) => DateOnly.safeParse(date).success);
+    Array.isArray(pattern.exclude_dates);
   if (!sound) return undefined;
   const last =
     Date.parse(`${pattern.first_date}T00:00:00Z`) +
@@ -94,6 +95,7 @@ function checkPattern(pattern: Pattern, ctx: z.RefinementCtx): number | undefine
   const dates = occurrenceDates(pattern.first_date, pattern.count, pattern.interval_weeks);
   const seen = new Set<string>();
   pattern.exclude_dates.forEach((date, i) => {
+    if (!DateOnly.safeParse(date).success) return; // named by its own check
     if (!dates.includes(date)) {
       ctx.addIssue({
         code: 'custom',
@@ -140,9 +142,11 @@ export const CreateSeriesBody = z
   })
   .superRefine((body, ctx) => {
     // The occurrences excluded are the entries that name one: an entry that names none is refused
-    // itself and excludes nothing. (Every occurrence excluded is the exclusions' problem, named there.)
-    const held = checkPattern(body, ctx);
-    if (held && Number.isInteger(body.min_occurrences) && body.min_occurrences > held) {
+    // itself and excludes nothing. Exclusions that leave none are refused themselves (named there),
+    // and so is a pattern too broken to tell: then min_occurrences is held to `count` alone.
+    const counted = patternShape.count.safeParse(body.count).success ? body.count : undefined;
+    const held = checkPattern(body, ctx) || counted;
+    if (held !== undefined && Number.isInteger(body.min_occurrences) && body.min_occurrences > held) {
       ctx.addIssue({
         code: 'custom',
         path: ['min_occurrences'],

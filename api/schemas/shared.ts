@@ -9,6 +9,7 @@ import { ITEM_REASONS } from '../errors.ts';
 
 export {
   DateOnly,
+  DateOnlyBeside,
   DateTimeInput,
   freeText,
   httpUrl,

@@ -62,6 +62,19 @@ export const DateOnly = z.iso
   .refine(yearInRange, yearMessage);
 
 /**
+ * DateOnly whose refusal does not abort, for a date an object checks together with its other fields
+ * (a series' pattern): zod skips an object's own checks once a field's issue aborts, so a bad
+ * exclusion would hide what is wrong with the rest. The same refusals and the same document.
+ */
+export const DateOnlyBeside = z
+  .string({ error: 'must be a date that exists, YYYY-MM-DD' })
+  .superRefine((value, ctx) => {
+    const parsed = DateOnly.safeParse(value);
+    if (!parsed.success) ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]!.message });
+  })
+  .meta({ format: 'date', pattern: (z.toJSONSchema(DateOnly) as { pattern: string }).pattern });
+
+/**
  * ISO 8601's date-time, each part in the extended form (2026-11-22T18:30:00Z, …T18:30+05:30,
  * 2026-326T18:30Z, 2026-W47-7T18Z) or each in the basic form (20261122T183000Z, 2026326T1830+0530,
  * 2026W477T18Z): a calendar, ordinal or week date; hours, minutes and seconds down to the hour, the

@@ -219,6 +219,16 @@ test('validation: exclusions, min_occurrences, the pattern; then the venue (403)
     'min_occurrences',
   ]);
   await invalid({ min_occurrences: 7, on_conflict: 'reject' }, ['min_occurrences']);
+  // Exclusions that leave none, or a pattern too broken to tell, hold min_occurrences to `count`
+  // alone; an entry that is no date excludes none, and the others are still judged.
+  await invalid({ exclude_dates: dates, min_occurrences: 6 }, ['exclude_dates']);
+  await invalid({ exclude_dates: dates, min_occurrences: 7 }, ['exclude_dates', 'min_occurrences']);
+  await invalid({ exclude_dates: ['2027-02-30', dates[0], dates[0]], min_occurrences: 6 }, [
+    'exclude_dates.0',
+    'exclude_dates.2',
+    'min_occurrences',
+  ]);
+  await invalid({ first_date: '2027-02-29', min_occurrences: 7 }, ['first_date', 'min_occurrences']);
   await invalid({ count: 1 }, ['count']);
   await invalid({ count: 27 }, ['count']);
   await invalid({ interval_weeks: 5 }, ['interval_weeks']);
