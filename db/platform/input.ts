@@ -233,7 +233,10 @@ function urlProblem(value: string): string | undefined {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an absolute http(s) URL';
   if (!/^https?:\/\/[^/?#]/i.test(value) || !url.hostname) return 'must name a host';
-  if (url.username || url.password) return 'must not carry credentials';
+  // Empty credentials (`https://:@host/`) are credentials too: the URL parser drops them, the stored
+  // endpoint_url would keep them.
+  const authority = value.slice(value.indexOf('//') + 2).split(/[/?#]/, 1)[0]!;
+  if (authority.includes('@')) return 'must not carry credentials';
   // Nothing listens on port 0: no delivery could ever connect (the URL parser accepts it).
   if (url.port === '0') return 'must name a port from 1 to 65535';
   return undefined;

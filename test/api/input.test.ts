@@ -222,6 +222,8 @@ test('endpoint_url must be an absolute http(s) URI: no spaces, controls, lone su
     'https://partner.example.com/\ud800',
     'https://exämple.com/hooks',
     'https://user:secret@partner.example.com/hooks',
+    'https://:@partner.example.com/hooks',
+    'https://@partner.example.com/hooks',
     'https:partner.example.com/hooks',
     'https://partner.example.com:0/hooks',
     'https://partner.example.com:000/hooks',
