@@ -5,13 +5,14 @@
  * - **One reader.** Every 500 ms, while any stream is open, the hub positions what has committed
  *   (sequence_availability_changes()) and reads, in one query, the new events of every venue a
  *   stream watches. It keeps them, each framed once, in a log per venue shared by all that venue's
- *   streams. No query per stream, no database connection held by a stream, no NOTIFY.
+ *   streams, until its next read: an event carries its slot's state when it is sent. No query per
+ *   stream, no database connection held by a stream, no NOTIFY.
  * - **Each stream at its own pace.** A stream writes the shared log's events after its cursor
  *   while its socket takes them; when the socket is full it waits for it to drain, and nothing
- *   more is buffered for it. A stream whose cursor lies before what the log holds (a resume from
- *   an old cursor, a client far behind) reads its own pages from the database first, one at a time
- *   and a few streams at a time. Each event is written once: a stream only takes events after the
- *   last one it wrote.
+ *   more is buffered for it. A stream whose cursor lies before what the log holds (a resume, a
+ *   client that fell a tick behind) reads its own pages from the database first, one at a time and
+ *   a few streams at a time, with the state of then. Each event is written once: a stream only
+ *   takes events after the last one it wrote.
  * - **Bounded.** The shared logs hold at most LOG_BYTES of events in all (the oldest go first); a
  *   client that has not read for 30 s is disconnected. Streams end after 30 minutes (the client
  *   resumes with Last-Event-ID), and at once on shutdown, sending nothing more.
@@ -55,6 +56,11 @@ const WRITE_BYTES = 64 * 1024;
 const STALLED_MS = 30_000;
 /** Streams end after this long; the client resumes. */
 const MAX_AGE_MS = 30 * 60_000;
+/**
+ * How long a reserved place waits for its stream (the request's last checks take milliseconds):
+ * one a request never attached is then forgotten, and housekeeping frees its row.
+ */
+const RESERVED_MS = 30_000;
 
 /** Where a stream starts: the first event it sends and the place after which it reads. */
 export interface StreamStart {
@@ -82,9 +88,14 @@ interface Framed {
   end: number;
 }
 
-/** The events of one venue the hub has read, in log order. */
+/**
+ * The events of one venue the hub's last read found, in log order. Each read replaces them: an
+ * event is sent from here only until the next read, so the slot state it carries is never older
+ * than a tick (CONTRACT.md: the state when the event is sent). A stream still behind reads its own
+ * pages from the database, with the state of that moment.
+ */
 class VenueLog {
-  readonly events: Framed[] = [];
+  events: Framed[] = [];
   bytes = 0;
   streams = 0;
   /**
@@ -92,6 +103,15 @@ class VenueLog {
    * undefined). It moves on as old events are dropped.
    */
   complete: feed.FeedPosition | undefined;
+  /** The place after everything the last read found: a stream that has sent the log is there. */
+  end: feed.FeedPosition | undefined;
+
+  /** Forgets what earlier reads found: from here on the log holds what comes after `from`. */
+  restart(from: feed.FeedPosition): void {
+    this.events = [];
+    this.bytes = 0;
+    this.complete = from;
+  }
 
   /** The index of the first event after `after`. */
   indexAfter(after: feed.FeedPosition): number {
@@ -234,6 +254,11 @@ export class StreamHub {
   private readonly streams = new Map<string, Stream>();
   /** The row (its place in the per-partner limit) of each open stream. */
   private readonly rows = new Map<string, string>();
+  /**
+   * Rows reserved for streams not attached yet (their requests still check the cursor), and when:
+   * housekeeping keeps them, as it forgets this process's rows of no open stream.
+   */
+  private readonly reserved = new Map<string, number>();
   /** The shared log of each venue an open stream watches. */
   private readonly venues = new Map<string, VenueLog>();
   /** Every event of the watched venues up to here has been read into their logs. */
@@ -254,16 +279,26 @@ export class StreamHub {
     this.deps = deps;
   }
 
-  /** Opens a stream's row if the partner has a place left (5 across every process). */
-  reserve(partnerId: string, limit: number): Promise<string | undefined> {
+  /**
+   * Opens a stream's row if the partner has a place left (5 across every process). Its id counts as
+   * reserved before the row is written, so that no housekeeping pass under way deletes it.
+   */
+  async reserve(partnerId: string, limit: number): Promise<string | undefined> {
     const id = randomUUID();
-    return feed
-      .openStream(this.deps.db, { id, partnerId, processId: this.processId }, limit)
-      .then((opened) => (opened ? id : undefined));
+    this.reserved.set(id, Date.now());
+    try {
+      if (await feed.openStream(this.deps.db, { id, partnerId, processId: this.processId }, limit)) return id;
+    } catch (err) {
+      this.reserved.delete(id);
+      throw err;
+    }
+    this.reserved.delete(id);
+    return undefined;
   }
 
   /** Frees a place reserved for a stream that did not start. */
   release(rowId: string): void {
+    this.reserved.delete(rowId);
     const freed = feed
       .closeStream(this.deps.db, rowId)
       .catch((err: unknown) => this.warn(err, 'could not free a stream place'))
@@ -276,9 +311,11 @@ export class StreamHub {
    * after its cursor, at the pace the client reads.
    */
   attach(rowId: string, start: StreamStart, req: IncomingMessage, res: ServerResponse): void {
+    this.reserved.delete(rowId);
     // A HEAD has its headers and nothing more (Node drops a HEAD response's writes, so a stream
-    // would hold its place and never send a byte).
-    if (this.stopping || req.method === 'HEAD') {
+    // would hold its place and never send a byte). A client gone while its stream was being opened
+    // closed before anything listened for it: its place would wait for the stall limit.
+    if (this.stopping || req.method === 'HEAD' || req.socket.destroyed || res.destroyed) {
       res.end();
       this.release(rowId);
       return;
@@ -372,9 +409,11 @@ export class StreamHub {
     }
     const sequenced = await feed.sequence(this.deps.db);
     const start = this.position ?? sequenced;
-    // Venues first watched since the last read are read from here on; one that a stream starts to
-    // watch while this read runs waits for the next.
-    for (const log of this.venues.values()) log.complete ??= { position: start, k: null };
+    // Every log holds what this read finds, and nothing older; a venue first watched since the last
+    // read is read from here on, and one that a stream starts to watch while this read runs waits
+    // for the next.
+    const logs = [...this.venues.values()];
+    for (const log of logs) log.restart({ position: start, k: null });
     const venueIds = [...this.venues.keys()];
     let reached = sequenced > start ? sequenced : start;
     let after: feed.FeedPosition = { position: start, k: null };
@@ -401,6 +440,7 @@ export class StreamHub {
       after = { position: last.position, k: last.k };
     }
     this.position = reached;
+    for (const log of logs) log.end = { position: reached, k: null };
     this.trim();
   }
 
@@ -427,7 +467,6 @@ export class StreamHub {
           continue;
         }
         const from = log.indexAfter(stream.after);
-        if (from >= log.events.length) return;
         const batch: Framed[] = [];
         let bytes = 0;
         for (let i = from; i < log.events.length && bytes < WRITE_BYTES; i++) {
@@ -437,9 +476,9 @@ export class StreamHub {
           bytes += event.end - event.start;
         }
         if (batch.length === 0) {
-          // Nothing of its resource: it has everything up to the log's end.
-          const last = log.events.at(-1)!;
-          stream.after = { position: last.position, k: last.k };
+          // It has everything the last read found (of its resource): it is at the log's end, which
+          // the next read's log starts from.
+          if (log.end && precedes(stream.after, log.end)) stream.after = log.end;
           return;
         }
         stream.send(batch);
@@ -525,7 +564,8 @@ export class StreamHub {
           frame('access_revoked', cursor, { type: 'access_revoked', cursor, venue_id: stream.start.venueId }),
         );
       }
-      await feed.touchStreams(this.deps.db, this.processId, [...this.rows.values()]);
+      for (const [id, at] of this.reserved) if (now - at > RESERVED_MS) this.reserved.delete(id);
+      await feed.touchStreams(this.deps.db, this.processId, [...this.rows.values(), ...this.reserved.keys()]);
     } catch (err) {
       this.warn(err, 'could not check availability streams');
     }

@@ -103,7 +103,12 @@ export async function startStream(
   const now: feed.FeedPosition = { position: last, k: null };
   const expired =
     position !== undefined &&
-    (await feed.cursorExpired(db, venueId, position, config.availabilityChangesRetentionSeconds));
+    (await feed
+      .cursorExpired(db, venueId, position, config.availabilityChangesRetentionSeconds)
+      .catch((err: unknown) => {
+        streams.release(rowId); // no stream will start on it
+        throw err;
+      }));
   const key = request.headers['x-api-key'];
   return {
     rowId,

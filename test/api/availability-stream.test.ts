@@ -6,6 +6,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import { parseCursor } from '../../api/feed/cursor.ts';
 import { createDb, type Knex } from '../../db/postgres/knex.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
@@ -230,6 +231,78 @@ test('five streams per partner across both web processes; the sixth is 429 STREA
   await waitFor(async () => (await open(t, web[1]!, w.apiKey, { venue_id: w.venueId })).status === 200, {
     timeout: 5_000,
   });
+});
+
+test('a client gone while its stream was being opened frees its place at once, not at the stall limit', async (t) => {
+  // The place is reserved while the request still checks the cursor; a client that left meanwhile
+  // had closed before the stream listened for a close, and its place waited 30 s for the stall
+  // limit. The reservation is held back here (its partner's lock taken) until the client is gone.
+  const { w } = await world();
+  const { db } = database();
+  const server = web[0]!;
+  const lock = await db.transaction();
+  let socket: Socket | undefined;
+  try {
+    await lock.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [
+      `availability-streams:${w.partnerId}`,
+    ]);
+    const { hostname, port } = new URL(server.url);
+    socket = connect(Number(port), hostname);
+    socket.on('error', () => {});
+    socket.write(
+      `GET /api/v1/slots/availability/stream?venue_id=${w.venueId} HTTP/1.1\r\nHost: x\r\nx-api-key: ${w.apiKey}\r\n\r\n`,
+    );
+    await waitFor(async () => {
+      const { rows } = await db.raw<{ rows: unknown[] }>(
+        "select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+      );
+      return rows.length > 0;
+    });
+    socket.destroy();
+    await waitFor(async () => (await server.connections!()) === 0);
+  } finally {
+    socket?.destroy();
+    await lock.commit();
+  }
+  const places = async () =>
+    Number((await db('availability_streams').where({ partner_id: w.partnerId }).count({ n: '*' }))[0]!.n);
+  await waitFor(async () => (await places()) === 0, { timeout: 5_000 });
+  for (let i = 0; i < 5; i++) t.is((await open(t, server, w.apiKey, { venue_id: w.venueId })).status, 200);
+});
+
+test('a replayed slot event carries the slot as it is when sent, as the poll lists it', async (t) => {
+  // The process keeps what it reads for its live streams; a stream resuming later was sent those
+  // events as they were read: the slot held, though released since.
+  const { w } = await world();
+  const live = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId });
+  await eventsArrive(live, 1);
+  // Two changes, each seen live: the process has begun to keep the venue's events by the second.
+  await holdSlot(web[0]!, w, { index: 5 });
+  await eventsArrive(live, 2);
+  await holdSlot(web[0]!, w, { index: 6 });
+  await eventsArrive(live, 3);
+  const cursor = live.events()[2]!.id!;
+  const held = await holdSlot(web[0]!, w, { index: 3 });
+  await eventsArrive(live, 4);
+  t.is(live.events()[3]!.data!.is_available, false, 'live: held');
+  await call(web[0]!, 'POST', `/api/v1/partner/holds/${held.holdId}/cancel`, {
+    key: w.apiKey,
+    body: { idempotency_key: randomUUID() },
+  });
+  await eventsArrive(live, 5);
+  const resumed = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId }, { 'last-event-id': cursor });
+  await eventsArrive(resumed, 3);
+  const { events } = await pollAll(web[0]!, w.apiKey, w.venueId, cursor);
+  t.is(events.length, 2);
+  t.deepEqual(
+    resumed
+      .events()
+      .slice(1)
+      .map((f) => f.data),
+    events,
+    'the same events, with the slot free in both',
+  );
+  t.true(events.every((e) => e.is_available === true));
 });
 
 test('HEAD answers the stream headers at once and holds no place', async (t) => {

@@ -15,6 +15,8 @@ export interface TestServer {
   url: string;
   db: Knex;
   close(): Promise<void>;
+  /** The connections the server holds open now (an app of this process only). */
+  connections?: () => Promise<number>;
 }
 
 /** Starts the app on an ephemeral port; `db` lets a test give a second app its own pool. */
@@ -38,6 +40,8 @@ export async function startApp(
   return {
     url: `http://127.0.0.1:${port}`,
     db,
+    connections: () =>
+      new Promise((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n)))),
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());
