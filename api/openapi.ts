@@ -120,6 +120,13 @@ function operation(route: Route, components: Record<string, Json>): Json {
   const parameters = [
     ...parametersOf(route.params, 'path', components),
     ...parametersOf(route.query, 'query', components),
+    ...Object.entries(route.requestHeaders ?? {}).map(([name, { description, schema }]) => ({
+      name,
+      in: 'header',
+      required: false,
+      description,
+      schema,
+    })),
   ];
   if (parameters.length) op.parameters = parameters;
   if (route.callbacks) op.callbacks = callbacks(route, components);

@@ -144,6 +144,11 @@ export interface Route<P = unknown, Q = unknown, B = unknown> {
   body?: z.ZodType<B>;
   /** A request body as a partner would send it (the document's request example); valid for `body`. */
   bodyExample?: unknown;
+  /**
+   * Request headers the handler reads itself (from `headers`), documented as optional header
+   * parameters: name → description and schema.
+   */
+  requestHeaders?: Record<string, { description: string; schema: Record<string, unknown> }>;
   responses: Record<number, ResponseSpec>;
   /** Requests the service later sends because of this route, documented as OpenAPI callbacks. */
   callbacks?: Record<string, CallbackSpec>;

@@ -1,7 +1,7 @@
 /** The availability change feed: poll it, or have it streamed as Server-Sent Events. */
 import { z } from 'zod';
 import { CursorExpiredError, StreamLimitReachedError, VenueNotAuthorizedError } from '../errors.ts';
-import { cursorOf } from '../feed/cursor.ts';
+import { cursorOf, LAST_EVENT_ID } from '../feed/cursor.ts';
 import { defineRoute, EventStream } from '../route.ts';
 import { ChangesQuery, ChangesResponse, StreamQuery } from '../schemas/availability-changes.ts';
 import { readChanges, startStream } from '../use-cases/read-availability-changes.ts';
@@ -93,6 +93,14 @@ export const availabilityChangeRoutes = [
     tag,
     auth: true,
     query: StreamQuery,
+    requestHeaders: {
+      [LAST_EVENT_ID]: {
+        description:
+          'Where to resume: any cursor `after` takes (an event’s `id` as the stream sent it). Wins over ' +
+          '`last_event_id`; an empty value counts as absent.',
+        schema: { type: 'string', maxLength: 64 },
+      },
+    },
     responses: {
       200: {
         description: 'The stream.',

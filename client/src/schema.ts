@@ -2864,7 +2864,10 @@ export interface operations {
         /** @description Where to resume, for a client that cannot set headers on its first request: any cursor `after` takes. The Last-Event-ID header wins when both are sent, and this value is then ignored. */
         last_event_id?: string;
       };
-      header?: never;
+      header?: {
+        /** @description Where to resume: any cursor `after` takes (an event’s `id` as the stream sent it). Wins over `last_event_id`; an empty value counts as absent. */
+        'Last-Event-ID'?: string;
+      };
       path?: never;
       cookie?: never;
     };
