@@ -13,7 +13,11 @@ export async function pullEvents(
   let after: { tx: string; seq: string } | undefined;
   if (filters.startingAfter) {
     after = await events.pullPosition(db, partnerId, filters.startingAfter);
-    if (!after) throw new InvalidFieldError('starting_after', 'is not an event of a venue granted to you, now or before');
+    if (!after)
+      throw new InvalidFieldError(
+        'starting_after',
+        'is not an event of a venue granted to you, now or before',
+      );
   }
   return pageOf(
     await events.pullEvents(db, partnerId, { ...filters, limit: filters.limit + 1 }, after),
