@@ -5,14 +5,14 @@
  * - **One reader.** Every 500 ms, while any stream is open, the hub positions what has committed
  *   (sequence_availability_changes()) and reads, in one query, the new events of every venue a
  *   stream watches. It keeps them, each framed once, in a log per venue shared by all that venue's
- *   streams, until its next read: an event carries its slot's state when it is sent. No query per
- *   stream, no database connection held by a stream, no NOTIFY.
+ *   streams, each event with its slot's state as last read (VenueLog). No query per stream, no
+ *   database connection held by a stream, no NOTIFY.
  * - **Each stream at its own pace.** A stream writes the shared log's events after its cursor
  *   while its socket takes them; when the socket is full it waits for it to drain, and nothing
- *   more is buffered for it. A stream whose cursor lies before what the log holds (a resume, a
- *   client that fell a tick behind) reads its own pages from the database first, one at a time and
- *   a few streams at a time, with the state of then. Each event is written once: a stream only
- *   takes events after the last one it wrote.
+ *   more is buffered for it. A stream whose cursor lies before what the log holds (a resume from
+ *   an old cursor, a client far behind) reads its own pages from the database first, one at a time
+ *   and a few streams at a time. Each event is written once: a stream only takes events after the
+ *   last one it wrote.
  * - **Bounded.** The shared logs hold at most LOG_BYTES of events in all (the oldest go first); a
  *   client that has not read for 30 s is disconnected. Streams end after 30 minutes (the client
  *   resumes with Last-Event-ID), and at once on shutdown, sending nothing more.
@@ -83,19 +83,25 @@ interface Framed {
   position: bigint;
   k: number;
   resourceId: string | null;
+  /** The slot of a `slot` event; null for a `range` event. */
+  slotId: string | null;
+  /** Where its frame lies (a later read may frame it again: VenueLog.add()). */
   buffer: Buffer;
   start: number;
   end: number;
 }
 
 /**
- * The events of one venue the hub's last read found, in log order. Each read replaces them: an
- * event is sent from here only until the next read, so the slot state it carries is never older
- * than a tick (CONTRACT.md: the state when the event is sent). A stream still behind reads its own
- * pages from the database, with the state of that moment.
+ * The events of one venue the hub has read, in log order, each framed once for all its streams,
+ * and each with its slot's state as of the latest read that found an event of that slot: such a
+ * read frames the slot's older events again with the state it read (CONTRACT.md: an event carries
+ * the slot's state when it is sent, so a stream resuming from here is sent what a poll would list).
+ * A slot changes otherwise only with time (a slot starting, a hold past its expiry before its job)
+ * and with an operator's change, which yields a `range` event and no slot events: a read that finds
+ * one forgets what came before it, and a stream behind that reads its own pages from the database.
  */
 class VenueLog {
-  events: Framed[] = [];
+  readonly events: Framed[] = [];
   bytes = 0;
   streams = 0;
   /**
@@ -103,12 +109,42 @@ class VenueLog {
    * undefined). It moves on as old events are dropped.
    */
   complete: feed.FeedPosition | undefined;
-  /** The place after everything the last read found: a stream that has sent the log is there. */
-  end: feed.FeedPosition | undefined;
+  /** The events held here of each slot, oldest first. */
+  private readonly bySlot = new Map<string, Framed[]>();
 
-  /** Forgets what earlier reads found: from here on the log holds what comes after `from`. */
-  restart(from: feed.FeedPosition): void {
-    this.events = [];
+  /**
+   * Adds the events one query read after `from` (framed together, `framed[i]` of `read[i]`): each
+   * slot's older events take its state as read now.
+   */
+  add(read: readonly feed.FeedEvent[], framed: readonly Framed[], from: feed.FeedPosition): void {
+    if (read.some((e) => e.event.type === 'range')) this.forget(from);
+    for (const [i, event] of framed.entries()) {
+      this.events.push(event);
+      this.bytes += event.end - event.start;
+      if (event.slotId === null) continue;
+      const older = this.bySlot.get(event.slotId);
+      if (!older) {
+        this.bySlot.set(event.slotId, [event]);
+        continue;
+      }
+      for (const old of older) if (old.buffer !== event.buffer) this.reframe(old, read[i]!.event);
+      older.push(event);
+    }
+  }
+
+  /** Gives `old` the state of a later event of its slot, under its own cursor. */
+  private reframe(old: Framed, state: feed.FeedEvent['event']): void {
+    const buffer = Buffer.from(frame('slot', cursorOf(old), state));
+    this.bytes += buffer.length - (old.end - old.start);
+    old.buffer = buffer;
+    old.start = 0;
+    old.end = buffer.length;
+  }
+
+  /** Forgets every event: from here on the log holds what comes after `from`. */
+  private forget(from: feed.FeedPosition): void {
+    this.events.length = 0;
+    this.bySlot.clear();
     this.bytes = 0;
     this.complete = from;
   }
@@ -136,7 +172,12 @@ class VenueLog {
     }
     if (dropped === 0) return 0;
     const last = this.events[dropped - 1]!;
-    this.events.splice(0, dropped);
+    for (const event of this.events.splice(0, dropped)) {
+      if (event.slotId === null) continue;
+      const older = this.bySlot.get(event.slotId)!;
+      older.shift(); // the oldest of its slot, as it is the oldest of the log
+      if (older.length === 0) this.bySlot.delete(event.slotId);
+    }
     this.bytes -= freed;
     this.complete = { position: last.position, k: last.k };
     return freed;
@@ -409,11 +450,9 @@ export class StreamHub {
     }
     const sequenced = await feed.sequence(this.deps.db);
     const start = this.position ?? sequenced;
-    // Every log holds what this read finds, and nothing older; a venue first watched since the last
-    // read is read from here on, and one that a stream starts to watch while this read runs waits
-    // for the next.
-    const logs = [...this.venues.values()];
-    for (const log of logs) log.restart({ position: start, k: null });
+    // Venues first watched since the last read are read from here on; one that a stream starts to
+    // watch while this read runs waits for the next.
+    for (const log of this.venues.values()) log.complete ??= { position: start, k: null };
     const venueIds = [...this.venues.keys()];
     let reached = sequenced > start ? sequenced : start;
     let after: feed.FeedPosition = { position: start, k: null };
@@ -428,10 +467,7 @@ export class StreamHub {
       for (const [venueId, list] of byVenue) {
         const log = this.venues.get(venueId);
         if (!log) continue; // its last stream closed meanwhile
-        for (const framed of framedAll(list)) {
-          log.events.push(framed);
-          log.bytes += framed.end - framed.start;
-        }
+        log.add(list, framedAll(list), after);
       }
       if (events.length === 0) break;
       const last = events.at(-1)!;
@@ -440,7 +476,6 @@ export class StreamHub {
       after = { position: last.position, k: last.k };
     }
     this.position = reached;
-    for (const log of logs) log.end = { position: reached, k: null };
     this.trim();
   }
 
@@ -467,6 +502,7 @@ export class StreamHub {
           continue;
         }
         const from = log.indexAfter(stream.after);
+        if (from >= log.events.length) return;
         const batch: Framed[] = [];
         let bytes = 0;
         for (let i = from; i < log.events.length && bytes < WRITE_BYTES; i++) {
@@ -476,9 +512,9 @@ export class StreamHub {
           bytes += event.end - event.start;
         }
         if (batch.length === 0) {
-          // It has everything the last read found (of its resource): it is at the log's end, which
-          // the next read's log starts from.
-          if (log.end && precedes(stream.after, log.end)) stream.after = log.end;
+          // Nothing of its resource: it has everything up to the log's end.
+          const last = log.events.at(-1)!;
+          stream.after = { position: last.position, k: last.k };
           return;
         }
         stream.send(batch);
@@ -593,6 +629,7 @@ function framedAll(events: readonly feed.FeedEvent[]): Framed[] {
       position: event.position,
       k: event.k,
       resourceId: event.event.resource_id,
+      slotId: event.event.type === 'slot' ? (event.event.slot_id as string) : null,
       buffer,
       start,
       end,

@@ -18,6 +18,7 @@ import {
   eventsArrive,
   idsAfterHello,
   openStream,
+  ops,
   pollAll,
   snapshotCursor,
   type OpenStream,
@@ -303,6 +304,35 @@ test('a replayed slot event carries the slot as it is when sent, as the poll lis
     'the same events, with the slot free in both',
   );
   t.true(events.every((e) => e.is_available === true));
+});
+
+test('after an operator change, a replayed slot event carries what the change made of the slot', async (t) => {
+  // A price rule changes slots without slot events (one range event): what the process read
+  // before it is not replayed as read.
+  const { w, date } = await world();
+  const live = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId });
+  await eventsArrive(live, 1);
+  await holdSlot(web[0]!, w, { index: 5 });
+  await eventsArrive(live, 2);
+  await holdSlot(web[0]!, w, { index: 6 });
+  await eventsArrive(live, 3);
+  const cursor = live.events()[2]!.id!;
+  await holdSlot(web[0]!, w, { index: 3 });
+  await eventsArrive(live, 4);
+  await ops(database().db, 'price:add', '--resource', w.court, '--price', '777', '--date', date);
+  await eventsArrive(live, 5);
+  t.is(live.events()[4]!.event, 'range');
+  const resumed = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId }, { 'last-event-id': cursor });
+  await eventsArrive(resumed, 3);
+  const { events } = await pollAll(web[0]!, w.apiKey, w.venueId, cursor);
+  t.is(events[0]!.price_rupees, 777, 'the poll lists the slot at its new price');
+  t.deepEqual(
+    resumed
+      .events()
+      .slice(1)
+      .map((f) => f.data),
+    events,
+  );
 });
 
 test('HEAD answers the stream headers at once and holds no place', async (t) => {
