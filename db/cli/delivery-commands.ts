@@ -39,7 +39,8 @@ export const deliveryCommands = [
       }
       const requeued = await deliveries.requeue(trx, delivery.id); // and queues its first attempt
       return {
-        delivery_id: requeued.last_attempt_id ?? requeued.next_attempt_id,
+        // The new round's first attempt: the id the partner receives it with (X-Delivery-Id).
+        delivery_id: requeued.next_attempt_id,
         event_id: requeued.event_id,
         status: 'pending',
       };

@@ -27,6 +27,16 @@ export const COMMANDS: readonly Command[] = [
 
 class UsageError extends Error {}
 
+/**
+ * A refusal as the one line the contract promises: line breaks an operator's value carried
+ * (`--timezone $'Asia/Kolk\nata'`) are written escaped, as `\n`.
+ */
+export function oneLine(reason: string): string {
+  return reason.replace(/[\n\r\v\f\u0085\u2028\u2029]/g, (c) =>
+    c === '\n' ? '\\n' : c === '\r' ? '\\r' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 /** Finds the command and validates its flags; throws UsageError with a one-line reason. */
 export function parseCommandLine(argv: string[]): { command: Command; flags: Record<string, unknown> } {
   const [name, ...rest] = argv;
@@ -81,7 +91,7 @@ async function main(): Promise<void> {
   try {
     parsed = parseCommandLine(args);
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n`);
+    process.stderr.write(`${oneLine((err as Error).message)}\n`);
     process.exitCode = 2;
     return;
   }
@@ -102,7 +112,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(output)}\n`);
   } catch (err) {
     const reason = err instanceof CommandError ? err.message : `failed: ${(err as Error).message}`;
-    process.stderr.write(`${parsed.command.name}: ${reason}\n`);
+    process.stderr.write(`${oneLine(`${parsed.command.name}: ${reason}`)}\n`);
     process.exitCode = 1;
   } finally {
     await db.destroy();

@@ -348,13 +348,18 @@ export interface DeliveryListing {
   last_attempt_at: Date | null;
 }
 
-/** The newest deliveries first, of one partner and in one status when asked. */
+/**
+ * The newest deliveries first, of one partner and in one status when asked. Each is named by its
+ * last attempt, or, while its round has sent none (new, or just redelivered), by the attempt it
+ * will send first.
+ */
 export async function listForOperator(
   db: Knex,
   filters: { partnerId?: string | undefined; status?: string | undefined; limit: number },
 ): Promise<DeliveryListing[]> {
   const { rows } = await db.raw<{ rows: DeliveryListing[] }>(
-    `select coalesce(d.last_attempt_id, d.next_attempt_id, d.id) as delivery_id, d.event_id, e.event_type,
+    `select coalesce(case when d.attempts = 0 then d.next_attempt_id end, d.last_attempt_id, d.next_attempt_id, d.id)
+              as delivery_id, d.event_id, e.event_type,
             d.subscription_id, d.partner_id, d.status, d.attempts, d.last_status_code, d.last_error,
             d.created_at, d.last_attempt_at
        from webhook_deliveries d join events e on e.id = d.event_id

@@ -88,7 +88,14 @@ test.serial(
     t.regex(notDead.stderr, /no delivery with id/);
     const again = await ops('deliveries:redeliver', '--delivery', item!.delivery_id as string);
     t.is(again.code, 0, again.stderr);
-    t.deepEqual(again.json, { delivery_id: item!.delivery_id, event_id: d.event.id, status: 'pending' });
+    t.like(again.json, { event_id: d.event.id, status: 'pending' });
+    t.not(again.json.delivery_id, item!.delivery_id, 'the new round is sent under a new id, which it names');
+    const pending = await ops('deliveries:list', '--partner', d.partnerId, '--status', 'pending');
+    t.is(
+      pending.json.deliveries[0].delivery_id,
+      again.json.delivery_id,
+      'listed by the attempt it will send',
+    );
     const twice = await ops('deliveries:redeliver', '--delivery', item!.delivery_id as string);
     t.is(twice.code, 1);
     t.regex(twice.stderr, /the delivery is pending; only a dead letter can be redelivered/);
@@ -99,7 +106,7 @@ test.serial(
     await waitFor(() => receiver.received.length === sent + 1);
     const redelivered = receiver.received.at(-1)!;
     t.is(redelivered.headers['x-delivery-attempt'], '1', 'attempts counted afresh');
-    t.not(redelivered.headers['x-delivery-id'], item!.delivery_id);
+    t.is(redelivered.headers['x-delivery-id'], again.json.delivery_id, 'as deliveries:redeliver said');
     t.is(redelivered.headers['webhook-id'], d.event.id, 'the same event, the same webhook-id');
     t.like(await d.state(), { status: 'delivered', attempts: 1 });
     t.is((await d.attempts()).length, 6, 'five attempts, then the one of the redelivery');

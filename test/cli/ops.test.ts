@@ -222,6 +222,13 @@ test.serial(
     const missing = '00000000-0000-4000-8000-000000000000';
     await assertRefused(t, [], /no command given/);
     await assertRefused(t, ['partner:delete'], /unknown command "partner:delete"/);
+    // A line break in what the operator typed is written escaped: the reason stays one line.
+    await assertRefused(t, ['bo\ngus'], /unknown command "bo\\ngus"/);
+    await assertRefused(
+      t,
+      ['venue:create', '--name', 'V', '--address', 'A', '--city', 'C', '--timezone', 'Asia/Kolk\r\nata'],
+      /--timezone: unknown time zone "Asia\/Kolk\\r\\nata"/,
+    );
     await assertRefused(t, ['partner:create'], /--name is required/);
     await assertRefused(t, ['partner:create', '--name', 'X', '--colour', 'red'], /Unknown option '--colour'/);
     await assertRefused(t, ['partner:create', '--name', 'X', 'stray'], /positional/);
