@@ -29,10 +29,30 @@ import { readRefusedHead, refusedHeader, sentRequestId, type RefusedHead } from 
 /** A client must send a whole request within this (slow-loris protection), headers within the next. */
 const REQUEST_TIMEOUT_MS = 30_000;
 const HEADERS_TIMEOUT_MS = 20_000;
+/** How often Node looks for requests past those (its default, 30 s, could double the wait). */
+const TIMEOUT_CHECK_MS = 5_000;
+
+/** How long a client may take to send a request, and how often Node checks (tests shorten them). */
+export interface RequestTimeouts {
+  requestMs: number;
+  headersMs: number;
+  checkMs: number;
+}
+
+const TIMEOUTS: RequestTimeouts = {
+  requestMs: REQUEST_TIMEOUT_MS,
+  headersMs: HEADERS_TIMEOUT_MS,
+  checkMs: TIMEOUT_CHECK_MS,
+};
 
 /** Creates the server for `app` and listens on `port` (0: any free port) of `host`. */
-export async function listen(app: App, port: number, host: string): Promise<Server> {
-  const listening = await listenStarting(port, host, { sandbox: true });
+export async function listen(
+  app: App,
+  port: number,
+  host: string,
+  timeouts: RequestTimeouts = TIMEOUTS,
+): Promise<Server> {
+  const listening = await listenStarting(port, host, { sandbox: true, timeouts });
   listening.serve(app);
   return listening.server;
 }
@@ -56,14 +76,18 @@ export interface StartingServer {
 export async function listenStarting(
   port: number,
   host: string,
-  { sandbox }: { sandbox: boolean },
+  { sandbox, timeouts = TIMEOUTS }: { sandbox: boolean; timeouts?: RequestTimeouts },
 ): Promise<StartingServer> {
   let reason = STARTING;
   let handle: Handler = (req, res) => Promise.resolve(answerStarting(req, res, sandbox, reason));
   // Node would answer a missing Host itself, with a bare 400: the app refuses it with the error body.
-  const options = { requestTimeout: REQUEST_TIMEOUT_MS, requireHostHeader: false };
+  const options = {
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: timeouts.checkMs,
+    requireHostHeader: false,
+  };
   const server = createServer(options, (req, res) => void handle(req, res));
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.headersTimeout = timeouts.headersMs;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) =>
     answerUnparsable(err, socket, handle),
   );
@@ -183,6 +207,16 @@ function answerUnparsable(
     return;
   }
   answered.add(socket);
+  // A request the app is reading the body of, which can never complete now (the client stopped
+  // sending it, or closed its side halfway through): the refusal is that request's. Its reading
+  // fails with it and the app answers (json-body.ts: 408 or 400), closing the connection; waiting
+  // for its response first, as below, would wait for ever.
+  const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (current && !current.req.complete && current.req.listenerCount('error') > 0) {
+    current.shouldKeepAlive = false;
+    current.req.emit('error', err);
+    return;
+  }
   // Requests pipelined before it are answered first, in order, as HTTP/1.1 requires.
   afterResponses(socket, () => refuse(err, socket, handle));
 }

@@ -3,11 +3,18 @@
  * against Content-Length before reading, and while reading for chunked bodies); a body that is not
  * `application/json`, or declares a charset other than UTF-8, is 415; bytes that are not UTF-8
  * (which a lenient decoder would turn into U+FFFD, storing something the client never sent), and
- * JSON that does not parse or nests too deeply for the parser, are 400.
+ * JSON that does not parse or nests too deeply for the parser, are 400; a body cut off (the client
+ * closed its side before sending all of it) is 400, and one not all sent within the request
+ * timeout 408.
  */
 import getRawBody from 'raw-body';
 import type { AppMiddleware } from '../context.ts';
-import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts';
+import {
+  PayloadTooLargeError,
+  RequestTimeoutError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../errors.ts';
 
 /** The largest request body accepted, in bytes (CONTRACT.md). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -31,12 +38,29 @@ export function jsonBody(): AppMiddleware {
       throw new UnsupportedMediaTypeError();
     }
     let bytes: Buffer;
+    // A client that closes its side before sending the whole body will send no more, and Node
+    // waits on (its request timeout does not cover a half-closed connection): the read fails.
+    const socket = ctx.req.socket;
+    let cut = false;
+    const cutOff = () => {
+      cut = true;
+      ctx.req.emit('error', new Error('the client closed its side mid-body'));
+    };
+    socket.once('end', cutOff);
     try {
+      if (socket.readableEnded) cutOff();
       bytes = await getRawBody(ctx.req, { limit: BODY_LIMIT_BYTES, length: ctx.request.length });
     } catch (err) {
       if ((err as { type?: string }).type === 'entity.too.large')
         throw new PayloadTooLargeError(BODY_LIMIT_BYTES);
+      // Not all of it came within the request timeout (server.ts hands the reader Node's refusal).
+      const late = (err as { code?: string }).code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      // What is left of such a request is no next request: the connection closes after the answer.
+      if (late || cut) ctx.res.shouldKeepAlive = false;
+      if (late) throw new RequestTimeoutError();
       throw new ValidationError([{ field: '', message: 'the request body could not be read', in: 'body' }]);
+    } finally {
+      socket.off('end', cutOff);
     }
     let text: string;
     try {

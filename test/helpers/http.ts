@@ -3,7 +3,7 @@ import type { StreamHub } from '../../api/feed/stream-hub.ts';
 import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import { buildApp } from '../../api/app.ts';
-import { listen } from '../../api/server.ts';
+import { listen, type RequestTimeouts } from '../../api/server.ts';
 import type { Route } from '../../api/route.ts';
 import type { Config } from '../../db/platform/config.ts';
 import type { Knex } from '../../db/postgres/knex.ts';
@@ -22,7 +22,13 @@ export interface TestServer {
 /** Starts the app on an ephemeral port; `db` lets a test give a second app its own pool. */
 export async function startApp(
   database: TestDatabase,
-  options: { routes?: readonly Route[]; config?: Config; db?: Knex; streams?: StreamHub } = {},
+  options: {
+    routes?: readonly Route[];
+    config?: Config;
+    db?: Knex;
+    streams?: StreamHub;
+    timeouts?: RequestTimeouts;
+  } = {},
 ): Promise<TestServer> {
   const db = options.db ?? database.db;
   const app = buildApp(
@@ -35,7 +41,7 @@ export async function startApp(
     },
     options.routes,
   );
-  const server = await listen(app, 0, '127.0.0.1');
+  const server = await listen(app, 0, '127.0.0.1', options.timeouts);
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -1,0 +1,72 @@
+/**
+ * A request whose body never completes is answered and its connection closed: one whose client
+ * stops sending halfway gets 408 REQUEST_TIMEOUT once the request timeout passes, one whose client
+ * closes its side halfway gets 400 at once. Both waited for ever before (the refusal waited for
+ * the response of the very request whose body it was waiting for), each holding a socket and a
+ * handler: a slow-loris without bound. The server here has a one-second request timeout.
+ */
+import test from 'ava';
+import { connect } from 'node:net';
+import { makePartner } from '../helpers/factories.ts';
+import { useTestDatabase } from '../helpers/database.ts';
+import { startApp, type TestServer } from '../helpers/http.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const database = useTestDatabase(test);
+let server: TestServer;
+test.before(async () => {
+  server = await startApp(await database.ready(), {
+    timeouts: { requestMs: 1_000, headersMs: 800, checkMs: 100 },
+  });
+});
+test.after.always(() => server?.close());
+
+/** Sends `bytes` (then closes its side when `halfClose`) and reads until the server closes. */
+function send(bytes: string, halfClose: boolean): Promise<string> {
+  const { port, hostname } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let data = '';
+    socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
+    socket.on('close', () => resolve(data));
+    socket.on('error', reject);
+    socket.write(bytes, 'latin1');
+    if (halfClose) socket.end();
+    setTimeout(() => socket.destroy(new Error(`no answer within 15 s; read: ${data}`)), 15_000).unref();
+  });
+}
+
+function head(key: string, length: number): string {
+  return (
+    'POST /api/v1/bookings/hold HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+    `x-api-key: ${key}\r\nx-request-id: stalled-1\r\nContent-Length: ${length}\r\n\r\n`
+  );
+}
+
+test.serial(
+  'a body its client stops sending is 408 REQUEST_TIMEOUT, from the app, and the connection closes',
+  async (t) => {
+    const { apiKey } = await makePartner(database().db);
+    const answer = await send(`${head(apiKey, 100)}{"venue_id":`, false);
+    const [status, body] = [answer.split(' ')[1], answer.slice(answer.indexOf('\r\n\r\n') + 4)];
+    t.is(status, '408', answer);
+    t.like(JSON.parse(body), { error: 'REQUEST_TIMEOUT', request_id: 'stalled-1' });
+    t.regex(answer, /x-ratelimit-remaining: \d+/i, 'answered by the app: the key was counted');
+    t.regex(answer, /connection: close/i);
+    await waitFor(async () => (await server.connections!()) === 0);
+  },
+);
+
+test.serial(
+  'a body cut off by its client closing its side is 400, at once, and the connection closes',
+  async (t) => {
+    const { apiKey } = await makePartner(database().db);
+    const answer = await send(`${head(apiKey, 100)}{"venue_id":`, true);
+    t.is(answer.split(' ')[1], '400', answer);
+    t.like(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), {
+      error: 'VALIDATION_ERROR',
+      details: [{ field: '', in: 'body', message: 'the request body could not be read' }],
+    });
+    await waitFor(async () => (await server.connections!()) === 0);
+  },
+);
