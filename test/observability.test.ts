@@ -530,3 +530,38 @@ test.serial(
     );
   },
 );
+
+test.serial(
+  'OTEL_LOG_LEVEL=debug: the SDK’s diagnostics are JSON lines too, like everything web prints',
+  async (t) => {
+    // The SDK logged through the console: plain text, and multi-line dumps of spans and resources.
+    const world = await makeBookingWorld(database().db);
+    const collector = await startCollector();
+    t.teardown(() => new Promise<void>((resolve) => collector.server.close(() => resolve())));
+    const web = start(t, 'api/main.ts', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_LOG_LEVEL: 'debug',
+    });
+    const server = asServer((await web.logLine('web listening')).port as number);
+    await holdSlot(server, world);
+    await found(() => collector.spans.find((s) => s.attributes['http.route'] === '/api/v1/bookings/hold'));
+    t.is(await web.stop(), 0);
+    const lines = web
+      .output()
+      .split('\n')
+      .filter((line) => line !== '');
+    const diagnostics = lines.filter((line) => line.includes('"component":"opentelemetry"'));
+    t.true(diagnostics.length > 0, 'the SDK said something at debug');
+    for (const line of lines) {
+      let parsed: Record<string, unknown> | undefined;
+      try {
+        parsed = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        parsed = undefined;
+      }
+      t.true(typeof parsed?.level === 'number' && typeof parsed.msg === 'string', line.slice(0, 200));
+    }
+  },
+);

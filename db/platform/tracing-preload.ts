@@ -22,8 +22,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { register } from 'node:module';
-import type { Span, TextMapPropagator } from '@opentelemetry/api';
+import type { DiagLogger, Span, TextMapPropagator } from '@opentelemetry/api';
 import { basename, dirname } from 'node:path';
+import { inspect } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 
 /** OTEL_SERVICE_NAME's default, after the entry point this process runs. */
@@ -49,6 +50,17 @@ async function startTracing(config: Config): Promise<void> {
     import('@opentelemetry/instrumentation-pg'),
     import('@opentelemetry/instrumentation-undici'),
   ]);
+  // OTEL_LOG_LEVEL would make the SDK log through the console, in plain text and multi-line object
+  // dumps; the process prints nothing but JSON lines (CONTRACT.md), so its diagnostics become
+  // them: the level is taken here, and hidden from the SDK's constructor, which reads it.
+  const level = process.env.OTEL_LOG_LEVEL;
+  if (level !== undefined) {
+    const { diag, DiagLogLevel } = await import('@opentelemetry/api');
+    const logLevel =
+      DiagLogLevel[level.trim().toUpperCase() as keyof typeof DiagLogLevel] ?? DiagLogLevel.INFO;
+    diag.setLogger(jsonDiagnostics(), { logLevel, suppressOverrideMessage: true });
+    delete process.env.OTEL_LOG_LEVEL;
+  }
   const sdk = new NodeSDK({
     textMapPropagator: NO_PROPAGATION,
     // OTEL_SERVICE_NAME when set (the SDK would let a resource given here win over it).
@@ -66,9 +78,29 @@ async function startTracing(config: Config): Promise<void> {
       new UndiciInstrumentation(),
     ],
   });
+  if (level !== undefined) process.env.OTEL_LOG_LEVEL = level;
   sdk.start();
   // A graceful stop (shutdown.ts) sends the spans still buffered before the process exits.
   globalThis.__bookingTracing = sdk;
+}
+
+/**
+ * OpenTelemetry's diagnostics as JSON lines on stdout, in the levels and fields of the service's
+ * own log lines (pino's numbers; objects inspected on one line, as their dumps may be circular).
+ */
+function jsonDiagnostics(): DiagLogger {
+  const line =
+    (level: number) =>
+    (message: string, ...args: unknown[]) => {
+      const msg = [
+        message,
+        ...args.map((a) => (typeof a === 'string' ? a : inspect(a, { depth: 2, breakLength: Infinity }))),
+      ].join(' ');
+      process.stdout.write(
+        `${JSON.stringify({ level, time: Date.now(), pid: process.pid, component: 'opentelemetry', msg })}\n`,
+      );
+    };
+  return { error: line(50), warn: line(40), info: line(30), debug: line(20), verbose: line(10) };
 }
 
 /** Reads no trace context from a carrier and writes none into one (see the module comment). */
