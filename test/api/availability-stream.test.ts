@@ -12,7 +12,7 @@ import { createDb, type Knex } from '../../db/postgres/knex.ts';
 import * as grants from '../../db/queries/venue-grants.ts';
 import { StreamHub } from '../../api/feed/stream-hub.ts';
 import { unserved } from '../../db/platform/metrics.ts';
-import { gridSlots, holdSlot, localDate, makeBookingWorld } from '../helpers/booking.ts';
+import { gridSlots, holdSlot, localDate, makeBookingWorld, type BookingWorld } from '../helpers/booking.ts';
 import { testConfig, useTestDatabase } from '../helpers/database.ts';
 import {
   eventsArrive,
@@ -271,9 +271,13 @@ test('a client gone while its stream was being opened frees its place at once, n
   for (let i = 0; i < 5; i++) t.is((await open(t, server, w.apiKey, { venue_id: w.venueId })).status, 200);
 });
 
-test('a replayed slot event carries the slot as it is when sent, as the poll lists it', async (t) => {
-  // The process keeps what it reads for its live streams; a stream resuming later was sent those
-  // events as they were read: the slot held, though released since.
+/**
+ * A hold seen live by a stream, then `change` (of that hold's slot, seen live too), then a stream
+ * resumed from before the hold: what the resumed stream was sent and what the poll lists from
+ * there. The process keeps what it reads for its live streams; a stream resuming was sent those
+ * events as they were read.
+ */
+async function resumedAfter(t: ExecutionContext, change: (w: BookingWorld, holdId: string) => Promise<void>) {
   const { w } = await world();
   const live = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId });
   await eventsArrive(live, 1);
@@ -286,53 +290,43 @@ test('a replayed slot event carries the slot as it is when sent, as the poll lis
   const held = await holdSlot(web[0]!, w, { index: 3 });
   await eventsArrive(live, 4);
   t.is(live.events()[3]!.data!.is_available, false, 'live: held');
-  await call(web[0]!, 'POST', `/api/v1/partner/holds/${held.holdId}/cancel`, {
-    key: w.apiKey,
-    body: { idempotency_key: randomUUID() },
-  });
+  await change(w, held.holdId);
   await eventsArrive(live, 5);
   const resumed = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId }, { 'last-event-id': cursor });
   await eventsArrive(resumed, 3);
   const { events } = await pollAll(web[0]!, w.apiKey, w.venueId, cursor);
-  t.is(events.length, 2);
-  t.deepEqual(
-    resumed
+  return {
+    live,
+    sent: resumed
       .events()
       .slice(1)
       .map((f) => f.data),
-    events,
-    'the same events, with the slot free in both',
-  );
-  t.true(events.every((e) => e.is_available === true));
+    listed: events,
+  };
+}
+
+test('a replayed slot event carries the slot as it is when sent, as the poll lists it', async (t) => {
+  const { sent, listed } = await resumedAfter(t, async (w, holdId) => {
+    await call(web[0]!, 'POST', `/api/v1/partner/holds/${holdId}/cancel`, {
+      key: w.apiKey,
+      body: { idempotency_key: randomUUID() },
+    });
+  });
+  t.is(listed.length, 2);
+  t.deepEqual(sent, listed, 'the same events, with the slot free in both');
+  t.true(listed.every((e) => e.is_available === true));
 });
 
 test('after an operator change, a replayed slot event carries what the change made of the slot', async (t) => {
   // A price rule changes slots without slot events (one range event): what the process read
   // before it is not replayed as read.
-  const { w, date } = await world();
-  const live = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId });
-  await eventsArrive(live, 1);
-  await holdSlot(web[0]!, w, { index: 5 });
-  await eventsArrive(live, 2);
-  await holdSlot(web[0]!, w, { index: 6 });
-  await eventsArrive(live, 3);
-  const cursor = live.events()[2]!.id!;
-  await holdSlot(web[0]!, w, { index: 3 });
-  await eventsArrive(live, 4);
-  await ops(database().db, 'price:add', '--resource', w.court, '--price', '777', '--date', date);
-  await eventsArrive(live, 5);
+  const { live, sent, listed } = await resumedAfter(t, async (w) => {
+    const date = await localDate(database().db, w.venueId, 1);
+    await ops(database().db, 'price:add', '--resource', w.court, '--price', '777', '--date', date);
+  });
   t.is(live.events()[4]!.event, 'range');
-  const resumed = await open(t, web[0]!, w.apiKey, { venue_id: w.venueId }, { 'last-event-id': cursor });
-  await eventsArrive(resumed, 3);
-  const { events } = await pollAll(web[0]!, w.apiKey, w.venueId, cursor);
-  t.is(events[0]!.price_rupees, 777, 'the poll lists the slot at its new price');
-  t.deepEqual(
-    resumed
-      .events()
-      .slice(1)
-      .map((f) => f.data),
-    events,
-  );
+  t.is(listed[0]!.price_rupees, 777, 'the poll lists the slot at its new price');
+  t.deepEqual(sent, listed);
 });
 
 test('HEAD answers the stream headers at once and holds no place', async (t) => {
