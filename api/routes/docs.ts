@@ -3,7 +3,7 @@
  * served by the service from the `swagger-ui-dist` package, so the page renders on a machine with
  * no internet access and sends nothing elsewhere (no CDN, no fonts, no online validator).
  * Served at `/api/v1/docs` and at `/docs` on the host root; the page loads its assets and the
- * document by relative URLs, which resolve under whichever it was opened at.
+ * document from the folder it was opened in, with or without a trailing slash.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -27,22 +27,36 @@ const PAGE = `<!doctype html>
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>Partner booking API reference</title>
-    <link rel="icon" type="image/png" href="docs-assets/favicon-32x32.png">
-    <link rel="stylesheet" href="docs-assets/swagger-ui.css">
+    <script>
+      // The assets and the document lie beside the page: in the folder of /docs or /api/v1/docs,
+      // also when it is opened with a trailing slash (the router takes one), which would put
+      // relative URLs under /docs/. Added from here, so no request is made under the wrong folder.
+      const dir = location.pathname.replace(/[/]+$/, '').replace(/[^/]*$/, '');
+      for (const [rel, href] of [['icon', 'docs-assets/favicon-32x32.png'], ['stylesheet', 'docs-assets/swagger-ui.css']]) {
+        const link = document.createElement('link');
+        link.rel = rel;
+        link.href = dir + href;
+        document.head.append(link);
+      }
+    </script>
   </head>
   <body>
     <div id="reference"></div>
-    <script src="docs-assets/swagger-ui-bundle.js"></script>
     <script>
-      window.ui = SwaggerUIBundle({
-        url: new URL('openapi.json', window.location.href).href,
-        dom_id: '#reference',
-        deepLinking: true,
-        docExpansion: 'list',
-        defaultModelsExpandDepth: 0,
-        validatorUrl: null, // the online validator would send the document elsewhere
-        tryItOutEnabled: false,
-      });
+      const bundle = document.createElement('script');
+      bundle.src = dir + 'docs-assets/swagger-ui-bundle.js';
+      bundle.onload = () => {
+        window.ui = SwaggerUIBundle({
+          url: new URL(dir + 'openapi.json', location.href).href,
+          dom_id: '#reference',
+          deepLinking: true,
+          docExpansion: 'list',
+          defaultModelsExpandDepth: 0,
+          validatorUrl: null, // the online validator would send the document elsewhere
+          tryItOutEnabled: false,
+        });
+      };
+      document.body.append(bundle);
     </script>
   </body>
 </html>

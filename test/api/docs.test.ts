@@ -46,7 +46,8 @@ if (!chromium && !required) {
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
     });
     t.teardown(() => browser.close());
-    for (const at of ['/docs', '/api/v1/docs']) {
+    // With a trailing slash too: the page's relative URLs resolved under it, and it stayed blank.
+    for (const at of ['/docs', '/api/v1/docs', '/docs/', '/api/v1/docs/']) {
       const page = await browser.newPage();
       const elsewhere: string[] = [];
       const failed: string[] = [];
