@@ -327,14 +327,13 @@ export class StreamHub {
   async reserve(partnerId: string, limit: number): Promise<string | undefined> {
     const id = randomUUID();
     this.reserved.set(id, Date.now());
+    let opened = false;
     try {
-      if (await feed.openStream(this.deps.db, { id, partnerId, processId: this.processId }, limit)) return id;
-    } catch (err) {
-      this.reserved.delete(id);
-      throw err;
+      opened = await feed.openStream(this.deps.db, { id, partnerId, processId: this.processId }, limit);
+    } finally {
+      if (!opened) this.reserved.delete(id);
     }
-    this.reserved.delete(id);
-    return undefined;
+    return opened ? id : undefined;
   }
 
   /** Frees a place reserved for a stream that did not start. */

@@ -27,6 +27,10 @@ function isUtf8Charset(charset: string): boolean {
   return charset === '' || /^utf-?8$/i.test(charset);
 }
 
+const BODY_CUT_OFF = 'BODY_CUT_OFF';
+const bodyCutOff = () =>
+  Object.assign(new Error('the client closed its side mid-body'), { code: BODY_CUT_OFF });
+
 /** Parses the JSON body into `ctx.state.body` (undefined when the request has none). */
 export function jsonBody(): AppMiddleware {
   return async function jsonBody(ctx, next) {
@@ -38,29 +42,29 @@ export function jsonBody(): AppMiddleware {
       throw new UnsupportedMediaTypeError();
     }
     let bytes: Buffer;
-    // A client that closes its side before sending the whole body will send no more, and Node
-    // waits on (its request timeout does not cover a half-closed connection): the read fails.
+    // A client that closes its side before sending the whole body sends no more, and Node waits on
+    // (its request timeout does not cover a half-closed connection): the read fails. Only a body
+    // still on its way is watched (most arrive with their head), so a whole request is read as sent.
     const socket = ctx.req.socket;
-    let cut = false;
+    const watching = !ctx.req.complete;
     const cutOff = () => {
-      cut = true;
-      ctx.req.emit('error', new Error('the client closed its side mid-body'));
+      if (!ctx.req.complete) ctx.req.emit('error', bodyCutOff());
     };
-    socket.once('end', cutOff);
+    if (watching) socket.once('end', cutOff);
     try {
-      if (socket.readableEnded) cutOff();
+      if (watching && socket.readableEnded && !ctx.req.complete) throw bodyCutOff();
       bytes = await getRawBody(ctx.req, { limit: BODY_LIMIT_BYTES, length: ctx.request.length });
     } catch (err) {
       if ((err as { type?: string }).type === 'entity.too.large')
         throw new PayloadTooLargeError(BODY_LIMIT_BYTES);
-      // Not all of it came within the request timeout (server.ts hands the reader Node's refusal).
-      const late = (err as { code?: string }).code === 'ERR_HTTP_REQUEST_TIMEOUT';
-      // What is left of such a request is no next request: the connection closes after the answer.
-      if (late || cut) ctx.res.shouldKeepAlive = false;
-      if (late) throw new RequestTimeoutError();
+      // Not all of it came, in time (server.ts hands the reader Node's refusal) or at all: what is
+      // left of such a request is no next request, and the connection closes after the answer.
+      const code = (err as { code?: string }).code;
+      if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === BODY_CUT_OFF) ctx.res.shouldKeepAlive = false;
+      if (code === 'ERR_HTTP_REQUEST_TIMEOUT') throw new RequestTimeoutError();
       throw new ValidationError([{ field: '', message: 'the request body could not be read', in: 'body' }]);
     } finally {
-      socket.off('end', cutOff);
+      if (watching) socket.off('end', cutOff);
     }
     let text: string;
     try {
