@@ -95,7 +95,10 @@ export const WebhookDeliveryPayload = z
   .object({
     event_id: Uuid.meta({ description: 'Stable across attempts; de-duplicate on it.' }),
     event_type: EventType,
-    timestamp: DateTime.meta({ description: 'When the change happened (not when this attempt was sent).' }),
+    timestamp: DateTime.meta({
+      description:
+        'When the change happened (not when this attempt was sent); for `hold_expired`, the hold’s `hold_expiry_at`.',
+    }),
     venue_id: Uuid,
     slot_id: z.string(),
     hold_id: z.string().nullable(),

@@ -1196,7 +1196,7 @@ export interface components {
         | 'waitlist_promoted';
       /**
        * Format: date-time
-       * @description When the change happened (not when this attempt was sent).
+       * @description When the change happened (not when this attempt was sent); for `hold_expired`, the hold’s `hold_expiry_at`.
        */
       timestamp: string;
       /** Format: uuid */
@@ -1453,7 +1453,7 @@ export interface components {
         | 'waitlist_promoted';
       /**
        * Format: date-time
-       * @description When the change happened (not when this attempt was sent).
+       * @description When the change happened (not when this attempt was sent); for `hold_expired`, the hold’s `hold_expiry_at`.
        */
       timestamp: string;
       /** Format: uuid */

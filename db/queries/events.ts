@@ -149,3 +149,21 @@ export async function pullEvents(
   );
   return rows;
 }
+
+/**
+ * Dates hold_expired events at their holds' `hold_expiry_at`: the event's `timestamp` is when the
+ * underlying event happened (the spec), and a hold expires when it reaches `hold_expiry_at`, not
+ * when its job or a new hold in its way gets round to recording it (up to a minute later, or more
+ * after an outage). Never later than recorded. The pull's `since` stays exact: its bound needs an
+ * event's `occurred_at` no later than its transaction's start (pullEvents()), which an earlier
+ * instant keeps.
+ */
+export async function dateAtHoldExpiry(trx: Knex.Transaction, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await trx.raw(
+    `update events e set occurred_at = least(e.occurred_at, h.hold_expiry_at)
+       from holds h
+      where e.id = any(?::uuid[]) and e.event_type = 'hold_expired' and h.id = e.hold_id`,
+    [[...eventIds]],
+  );
+}

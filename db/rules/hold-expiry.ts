@@ -2,12 +2,13 @@
  * Expiring a hold: the one transition that both the `hold.expire` job (`hold_group.expire` for a
  * group's holds) and a new hold on the same window perform. The conditional update makes it happen
  * at most once, so `hold_expired` is recorded exactly once however late, often or concurrently
- * expiry is attempted.
+ * expiry is attempted, and dated at the hold's `hold_expiry_at` however late it is recorded.
  */
 import type { PgBoss } from 'pg-boss';
 import { recordHoldEvent, recordHoldEvents } from './events.ts';
 import { freeWindow, freeWindows } from './free-window.ts';
 import type { Knex } from '../postgres/knex.ts';
+import { dateAtHoldExpiry } from '../queries/events.ts';
 import * as holdGroups from '../queries/hold-groups.ts';
 import * as holds from '../queries/holds.ts';
 
@@ -20,6 +21,7 @@ export async function expireHoldIfDue(
   const expired = await holds.expireIfDue(trx, holdId);
   if (!expired) return undefined;
   const eventId = await recordHoldEvent(trx, 'hold_expired', expired.id);
+  await dateAtHoldExpiry(trx, [eventId]);
   await freeWindow(trx, boss, holdId, eventId);
   return expired;
 }
@@ -39,7 +41,9 @@ export async function expireGroupIfDue(
   await holdGroups.lock(trx, groupId);
   const expired = await holds.expireDueInGroup(trx, groupId);
   const ids = expired.map((h) => h.id);
-  await freeWindows(trx, boss, ids, await recordHoldEvents(trx, 'hold_expired', ids));
+  const eventIds = await recordHoldEvents(trx, 'hold_expired', ids);
+  await dateAtHoldExpiry(trx, eventIds);
+  await freeWindows(trx, boss, ids, eventIds);
   await holdGroups.expireIfDue(trx, groupId);
   return expired;
 }

@@ -209,16 +209,12 @@ export async function releaseHold(
 
 /** Event types recorded for a hold, in order. */
 export async function eventTypes(db: Knex, holdId: string): Promise<string[]> {
-  return db('events')
-    .where({ hold_id: holdId })
-    .orderBy('occurred_at')
-    .orderBy('event_type')
-    .pluck('event_type');
+  return db('events').where({ hold_id: holdId }).orderBy(['tx', 'seq']).pluck('event_type');
 }
 
-/** Makes a hold past its expiry without running its job (as if the job were late). */
-export async function makeOverdue(db: Knex, holdId: string): Promise<void> {
-  const past = db.raw("now() - interval '1 second'");
+/** Makes a hold past its expiry, by a second unless told, without running its job (as if the job were late). */
+export async function makeOverdue(db: Knex, holdId: string, secondsAgo = 1): Promise<void> {
+  const past = db.raw('now() - make_interval(secs => ?)', [secondsAgo]);
   await db('holds').where({ id: holdId }).update({ hold_expiry_at: past });
   await db('reservations').where({ hold_id: holdId }).update({ expires_at: past });
 }

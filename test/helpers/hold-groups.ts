@@ -92,9 +92,14 @@ export async function placeGroup(
   };
 }
 
-/** Makes every hold of a group past its expiry without running its job (as if the job were late). */
-export async function makeGroupOverdue(db: Knex, groupId: string): Promise<void> {
-  const past = db.raw("now() - interval '1 second'");
+/** Makes every hold of a group past its expiry, by a second unless told, without running its job (as if the job were late). */
+export async function makeGroupOverdue(db: Knex, groupId: string, secondsAgo = 1): Promise<void> {
+  // One instant for the group and its holds, as placing them gives.
+  const { rows } = await db.raw<{ rows: { past: Date }[] }>(
+    'select now() - make_interval(secs => ?) as past',
+    [secondsAgo],
+  );
+  const past = rows[0]!.past;
   await db('hold_groups').where({ id: groupId }).update({ hold_expiry_at: past });
   await db('holds').where({ hold_group_id: groupId }).update({ hold_expiry_at: past });
   await db('reservations')

@@ -10,7 +10,7 @@ import { holdExpire, HoldNotDueError } from '../../workers/hold-expire.ts';
 import { startWorkers } from '../../workers/main.ts';
 import { eventTypes, hold, holdSlot, makeBookingWorld, makeOverdue } from '../helpers/booking.ts';
 import { useTestDatabase } from '../helpers/database.ts';
-import { useTestServer } from '../helpers/http.ts';
+import { call, useTestServer } from '../helpers/http.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const database = useTestDatabase(test);
@@ -38,6 +38,25 @@ test('a due hold is expired, its window freed and hold_expired recorded, once ho
     Number((await db('reservations').where({ hold_id: h.holdId, active: true }).count({ n: '*' }))[0]!.n),
     0,
   );
+});
+
+test('hold_expired is dated at hold_expiry_at however late the expiry runs: its delivery and the pull say when the hold expired', async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const h = await holdSlot(server(), w, { index: 5 });
+  await makeOverdue(db, h.holdId, 45);
+  await run(h.holdId);
+  const held = await db('holds').where({ id: h.holdId }).first();
+  const event = await db('events').where({ hold_id: h.holdId, event_type: 'hold_expired' }).first();
+  t.is(event.occurred_at.toISOString(), held.hold_expiry_at.toISOString());
+  const timestamp = async () => {
+    const res = await call(server(), 'GET', '/api/v1/events?types=hold_expired', { key: w.apiKey });
+    return (res.body.data as { hold_id: string; timestamp: string }[]).find((e) => e.hold_id === h.holdId)
+      ?.timestamp;
+  };
+  // The pull waits for older transactions of the whole server (other files') to end.
+  await waitFor(async () => (await timestamp()) !== undefined, { timeout: 15_000 });
+  t.is(await timestamp(), held.hold_expiry_at.toISOString());
 });
 
 test('a job that runs early throws so pg-boss retries it; nothing changes', async (t) => {

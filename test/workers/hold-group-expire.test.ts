@@ -48,6 +48,19 @@ async function promoteJobs(eventIds: string[]): Promise<{ event_ids: string[] }[
   return rows.map((r) => r.data);
 }
 
+test("a late group expiry dates every hold_expired at the group's hold_expiry_at", async (t) => {
+  const { db } = database();
+  const w = await makeBookingWorld(db);
+  const items = [await itemOf(db, w.venueId, w.court, 2), await itemOf(db, w.venueId, w.full, 2)];
+  const { groupId, holdIds } = await placeGroup(server(), w, items);
+  await makeGroupOverdue(db, groupId, 50);
+  await run(groupId);
+  const expiry = (await db('hold_groups').where({ id: groupId }).first()).hold_expiry_at as Date;
+  const events = await db('events').whereIn('hold_id', holdIds).where({ event_type: 'hold_expired' });
+  t.is(events.length, 2);
+  for (const event of events) t.is(event.occurred_at.toISOString(), expiry.toISOString());
+});
+
 test('a due group: every hold expires once with hold_expired, every window freed, one promotion job for all', async (t) => {
   const { db } = database();
   const w = await makeBookingWorld(db);
