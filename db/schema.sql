@@ -2335,7 +2335,7 @@ end
 $function$;
 
 CREATE OR REPLACE FUNCTION public.take_rate_limit_tokens(p_api_key_id uuid, p_limit integer, p_count integer)
- RETURNS TABLE(allowed boolean, remaining integer, reset_ms bigint)
+ RETURNS TABLE(allowed boolean, remaining integer, reset_ms bigint, retry_ms bigint)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
@@ -2346,6 +2346,8 @@ declare
   v_admitted integer;
   v_oldest timestamptz;
   v_reset_ms bigint;
+  v_room timestamptz;
+  v_retry_ms bigint;
 begin
   select w.head_seq, w.next_seq into v_head, v_next from rate_limit_windows w
     where w.api_key_id = p_api_key_id for update;
@@ -2373,12 +2375,22 @@ begin
   select h.hit_at into v_oldest from rate_limit_hits h
     where h.api_key_id = p_api_key_id and h.seq = v_head;
   v_reset_ms := coalesce(ceil(extract(epoch from (v_oldest + interval '60 seconds' - v_now)) * 1000), 0);
+  v_retry_ms := v_reset_ms;
+  -- A request fits once the window holds fewer hits than the limit: when the hit `p_limit` places
+  -- before the next one leaves. Read only when a request was refused.
+  if v_admitted < p_count and p_limit > 0 then
+    select h.hit_at into v_room from rate_limit_hits h
+      where h.api_key_id = p_api_key_id and h.seq = v_next + v_admitted - p_limit;
+    v_retry_ms := greatest(v_reset_ms,
+                           coalesce(ceil(extract(epoch from (v_room + interval '60 seconds' - v_now)) * 1000), 0));
+  end if;
   -- The i-th request counts itself and the admitted ones before it; a refused one sees the window
   -- full.
   return query
     select i <= v_admitted,
            greatest(p_limit - (v_next - v_head + least(i, v_admitted)), 0)::integer,
-           v_reset_ms
+           v_reset_ms,
+           v_retry_ms
       from generate_series(1, p_count) i
      order by i;
 end

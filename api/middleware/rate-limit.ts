@@ -5,7 +5,8 @@ import { RateLimitExceededError } from '../errors.ts';
 /**
  * Enforces the verdict `authenticate()` took from the key's sliding window (60 requests per 60 s
  * by default, exact, shared by every web process through PostgreSQL): rate-limit headers on every
- * keyed response, 429 with Retry-After once the window is full.
+ * keyed response, 429 with Retry-After once the window is full: when a request would be admitted
+ * again.
  */
 export function rateLimit(metrics: Metrics): AppMiddleware {
   return async function rateLimit(ctx, next) {
@@ -19,7 +20,7 @@ export function rateLimit(metrics: Metrics): AppMiddleware {
     ctx.set('X-RateLimit-Reset-Ms', String(auth.resetMs));
     if (!auth.allowed) {
       metrics.rateLimitRefusals.inc();
-      throw new RateLimitExceededError(Math.max(1, Math.ceil(auth.resetMs / 1000)));
+      throw new RateLimitExceededError(Math.max(1, Math.ceil(auth.retryMs / 1000)));
     }
     await next();
   };

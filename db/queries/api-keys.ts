@@ -47,7 +47,11 @@ export interface AuthenticatedRequest {
   limit: number;
   allowed: boolean;
   remaining: number;
+  /** Until the window's oldest request leaves it (X-RateLimit-Reset-Ms). */
   resetMs: number;
+  /** Until a request would be admitted: a refused one's Retry-After (the reset, or later when the
+   * window holds more requests than a limit lowered since). */
+  retryMs: number;
 }
 
 /**
@@ -75,9 +79,10 @@ export async function authenticateMany(
     allowed: boolean;
     remaining: number;
     reset_ms: number;
+    retry_ms: number;
   }>(
     db,
-    `select k.partner_id, p.rate_limit, t.allowed, t.remaining, t.reset_ms
+    `select k.partner_id, p.rate_limit, t.allowed, t.remaining, t.reset_ms, t.retry_ms
        from api_keys k
        join partners p on p.id = k.partner_id
       cross join lateral take_rate_limit_tokens(k.id, p.rate_limit, ?) with ordinality t
@@ -93,6 +98,7 @@ export async function authenticateMany(
     allowed: row.allowed,
     remaining: row.remaining,
     resetMs: row.reset_ms,
+    retryMs: row.retry_ms,
   }));
 }
 

@@ -107,6 +107,37 @@ test('a new limit from the operator applies to the next request', async (t) => {
   t.is(res.headers.get('x-ratelimit-remaining'), '8');
 });
 
+test('after the operator lowers a limit below the window, Retry-After waits until a request fits, not for the oldest hit', async (t) => {
+  const { db } = database();
+  const { partnerId, apiKey } = await makePartner(db, { rateLimit: 5 });
+  t.is((await call(server(), 'GET', VENUES, { key: apiKey })).status, 200);
+  const [{ id: keyId }] = await db('api_keys').where({ partner_id: partnerId }).select('id');
+  // Five hits, 50, 40, 30, 20 and 10 seconds old; then the limit goes down to 2.
+  await db('rate_limit_hits')
+    .where({ api_key_id: keyId })
+    .update({ hit_at: db.raw("now() - interval '50 seconds'") });
+  await db('rate_limit_hits').insert(
+    [40, 30, 20, 10].map((age, i) => ({
+      api_key_id: keyId,
+      seq: i + 1,
+      hit_at: db.raw('now() - make_interval(secs => ?)', [age]),
+    })),
+  );
+  await db('rate_limit_windows').where({ api_key_id: keyId }).update({ next_seq: 5 });
+  await partners.setRateLimit(db, partnerId, 2);
+
+  const refused = await call(server(), 'GET', VENUES, { key: apiKey });
+  t.is(refused.status, 429);
+  // The oldest hit leaves in ~10 s (the reset), but a request fits only once four have left, one
+  // 20 s old among them: in ~40 s.
+  const resetMs = Number(refused.headers.get('x-ratelimit-reset-ms'));
+  t.true(resetMs > 5_000 && resetMs <= 10_000, `reset ${resetMs}`);
+  const retryAfter = refused.body.retry_after_seconds as number;
+  t.true(retryAfter > 35 && retryAfter <= 40, `retry_after_seconds ${retryAfter}`);
+  t.is(refused.headers.get('retry-after'), String(retryAfter));
+  assertDocumented(t, 'GET /partner/venues', refused);
+});
+
 test('two web apps on two pools share one budget per key, exactly, under a real race', async (t) => {
   const first = database();
   const secondPool = createDb(first.url, { poolMax: 10 });
