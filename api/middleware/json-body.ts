@@ -42,18 +42,27 @@ export function jsonBody(): AppMiddleware {
       throw new UnsupportedMediaTypeError();
     }
     let bytes: Buffer;
-    // A client that closes its side before sending the whole body sends no more, and Node waits on
-    // (its request timeout does not cover a half-closed connection): the read fails. Only a body
+    // A client that closes its side before sending the whole body sends no more, and Node may wait
+    // on (its request timeout does not cover a half-closed connection): the read fails. Only a body
     // still on its way is watched (most arrive with their head), so a whole request is read as sent.
+    // The watch rejects a promise of its own rather than raising an error on the request: when Node
+    // aborts the request itself on the same close, the reader has already stopped listening, and an
+    // error nobody listens to would end the process.
     const socket = ctx.req.socket;
-    const watching = !ctx.req.complete;
-    const cutOff = () => {
-      if (!ctx.req.complete) ctx.req.emit('error', bodyCutOff());
-    };
-    if (watching) socket.once('end', cutOff);
+    let cutOff: (() => void) | undefined;
+    const watch = ctx.req.complete
+      ? undefined
+      : new Promise<never>((_, reject) => {
+          cutOff = () => {
+            if (!ctx.req.complete) reject(bodyCutOff());
+          };
+          socket.once('end', cutOff);
+          if (socket.readableEnded) cutOff();
+        });
+    watch?.catch(() => undefined); // settled by the read alone, when that comes first
     try {
-      if (watching && socket.readableEnded && !ctx.req.complete) throw bodyCutOff();
-      bytes = await getRawBody(ctx.req, { limit: BODY_LIMIT_BYTES, length: ctx.request.length });
+      const read = getRawBody(ctx.req, { limit: BODY_LIMIT_BYTES, length: ctx.request.length });
+      bytes = await (watch ? Promise.race([read, watch]) : read);
     } catch (err) {
       if ((err as { type?: string }).type === 'entity.too.large')
         throw new PayloadTooLargeError(BODY_LIMIT_BYTES);
@@ -64,7 +73,7 @@ export function jsonBody(): AppMiddleware {
       if (code === 'ERR_HTTP_REQUEST_TIMEOUT') throw new RequestTimeoutError();
       throw new ValidationError([{ field: '', message: 'the request body could not be read', in: 'body' }]);
     } finally {
-      if (watching) socket.off('end', cutOff);
+      if (cutOff) socket.off('end', cutOff);
     }
     let text: string;
     try {

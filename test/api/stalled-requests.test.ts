@@ -21,8 +21,11 @@ test.before(async () => {
 });
 test.after.always(() => server?.close());
 
-/** Sends `bytes` (then closes its side when `halfClose`) and reads until the server closes. */
-function send(bytes: string, halfClose: boolean): Promise<string> {
+/**
+ * Sends `bytes` (then closes its side when `halfClose`: at once, or after that many ms) and reads
+ * until the server closes.
+ */
+function send(bytes: string, halfClose: boolean | number): Promise<string> {
   const { port, hostname } = new URL(server.url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -31,7 +34,8 @@ function send(bytes: string, halfClose: boolean): Promise<string> {
     socket.on('close', () => resolve(data));
     socket.on('error', reject);
     socket.write(bytes, 'latin1');
-    if (halfClose) socket.end();
+    if (halfClose === true) socket.end();
+    else if (halfClose !== false) setTimeout(() => socket.end(), halfClose);
     setTimeout(() => socket.destroy(new Error(`no answer within 15 s; read: ${data}`)), 15_000).unref();
   });
 }
@@ -68,5 +72,28 @@ test.serial(
       details: [{ field: '', in: 'body', message: 'the request body could not be read' }],
     });
     await waitFor(async () => (await server.connections!()) === 0);
+  },
+);
+
+test.serial(
+  'a body cut off while it is being read (Content-Length or chunked) is 400, and the process serves on',
+  async (t) => {
+    // The close comes once the body reader waits: Node aborts the request itself then, and the
+    // reader's own watch must not raise an error nobody listens to (it ended the process).
+    const { apiKey } = await makePartner(database().db);
+    const chunked =
+      'POST /api/v1/bookings/hold HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      `x-api-key: ${apiKey}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n`;
+    for (const bytes of [`${head(apiKey, 100)}{"a":1}`, chunked]) {
+      const answer = await send(bytes, 300);
+      t.is(answer.split(' ')[1], '400', answer);
+      t.like(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), {
+        error: 'VALIDATION_ERROR',
+        details: [{ field: '', in: 'body', message: 'the request body could not be read' }],
+      });
+      // Past the moment the error was raised.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      t.is((await fetch(`${server.url}/health`)).status, 200);
+    }
   },
 );
