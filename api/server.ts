@@ -242,6 +242,8 @@ function refuse(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Dup
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
+      // Whatever route it was for: a keyed route's answers are never kept by a cache (openapi.ts).
+      'Cache-Control: no-store\r\n' +
       `Content-Length: ${Buffer.byteLength(text)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
       'Connection: close\r\n\r\n' +

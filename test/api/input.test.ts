@@ -312,12 +312,21 @@ test('requests HTTP cannot carry get the error body too: a NUL in a header, over
   t.regex(nul.headers, /x-request-id: trace-1/i, 'a safe request id is echoed even here');
   t.like(JSON.parse(nul.body), { error: 'VALIDATION_ERROR', details: [{ in: 'header' }] });
   t.regex(nul.headers, /content-type: application\/json/i);
+  // Answered by the server, not the app: still never kept by a cache, as every keyed route's answer.
+  t.regex(nul.headers, /cache-control: no-store/i);
 
   const huge = await raw(
     `GET /api/v1/partner/venues HTTP/1.1\r\nHost: x\r\nx-api-key: ${'a'.repeat(20_000)}\r\n\r\n`,
   );
   t.is(huge.status, 431);
   t.is(JSON.parse(huge.body).error, 'REQUEST_HEADERS_TOO_LARGE');
+  t.regex(huge.headers, /cache-control: no-store/i);
+
+  const framing = await raw(
+    `GET /api/v1/partner/venues HTTP/1.1 extra\r\nHost: x\r\nx-api-key: ${world.apiKey}\r\n\r\n`,
+  );
+  t.is(framing.status, 400);
+  t.regex(framing.headers, /cache-control: no-store/i);
 });
 
 test('a request refused for its headers is answered even while its body is still on its way', async (t) => {
