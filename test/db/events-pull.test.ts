@@ -7,6 +7,7 @@ import test from 'ava';
 import { pullEvents, type EventPullFilters } from '../../db/queries/events.ts';
 import { useTestDatabase } from '../helpers/database.ts';
 import { makePartner, makeVenue } from '../helpers/factories.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const database = useTestDatabase(test);
 
@@ -26,6 +27,18 @@ test('a page of the pull reads about as many rows as it lists, at any depth of h
     [venueId, partnerId, HISTORY, HISTORY, HISTORY],
   );
   await db.raw('analyze events');
+  // The pull serves an event once every transaction older than it has ended, on the whole server:
+  // another test file's open transaction may hold the history back for a moment.
+  await waitFor(
+    async () =>
+      (
+        await db.raw<{ rows: { served: boolean }[] }>(
+          `select max(tx) < pg_snapshot_xmin(pg_current_snapshot()) as served from events where venue_id = ?`,
+          [venueId],
+        )
+      ).rows[0]!.served,
+    { timeout: 30_000 },
+  );
   const deep = await db('events')
     .where({ venue_id: venueId })
     .orderBy('seq')
