@@ -7,9 +7,9 @@
 -- than the limit, later when it holds more (an operator lowered the limit). The requests share one
 -- instant (they are admitted together, under the key's window lock), so none of the window expires
 -- between them: the first ones are admitted while there is room, the rest refused, and refused
--- requests are not recorded. A web process sends the requests of a key that arrive while its previous statement
--- runs as one batch (db/queries/key-authenticator.ts): 16 concurrent requests of one key used to
--- queue on the window row one statement at a time.
+-- requests are not recorded. A web process sends the requests of a key that arrive while its
+-- previous statement runs as one batch (db/queries/key-authenticator.ts): 16 concurrent requests of
+-- one key used to queue on the window row one statement at a time.
 --
 -- The window is a ring of hits per key (`rate_limit_hits`, seq from head to next), trimmed from the
 -- head as hits leave it; both tables are unlogged (a crash resets every window, never a booking).
