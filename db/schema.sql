@@ -534,8 +534,8 @@ CREATE TABLE webhook_deliveries (
   CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'failed'::text, 'delivered'::text, 'dead_letter'::text])))
 );
 CREATE INDEX webhook_deliveries_created_brin ON public.webhook_deliveries USING brin (created_at);
-CREATE INDEX webhook_deliveries_due_idx ON public.webhook_deliveries USING btree (next_attempt_at) WHERE (next_attempt_id IS NOT NULL);
 CREATE INDEX webhook_deliveries_in_flight_idx ON public.webhook_deliveries USING btree (last_attempt_at) WHERE ((status = 'pending'::text) AND (next_attempt_id IS NULL) AND (attempts > 0));
+CREATE INDEX webhook_deliveries_named_idx ON public.webhook_deliveries USING btree (subscription_id, next_attempt_at) WHERE (next_attempt_id IS NOT NULL);
 CREATE INDEX webhook_deliveries_partner_status_idx ON public.webhook_deliveries USING btree (partner_id, status);
 
 CREATE TABLE webhook_subscriptions (

@@ -305,8 +305,8 @@ class Settler {
 /**
  * The origins a claim judged against `busy` may have left due attempts of behind: those it skipped
  * as full, and those it took as many of as they had room for. An origin given fewer had no more due
- * among the oldest due attempts the claim ranked (`claimDue`: four times its limit); one with more
- * beyond those, behind other origins' backlogs, is found by the next claim or poll.
+ * (`claimDue` ranks every subscription's oldest due attempts), or lost them to the claim's limit:
+ * the claim was full then, and claims again.
  */
 function originsLeftBehind(busy: Map<string, number>, plans: deliveries.AttemptPlan[]): Set<string> {
   const taken = new Map<string, number>();

@@ -71,30 +71,47 @@ export interface ClaimLimits {
  * runs at most once (rows another worker is claiming are skipped, not waited for) and one cut
  * short by a crash still counts. Each comes with its event, endpoint and current secret.
  *
- * The due attempts are read in `webhook_deliveries_due_idx` order, an index scan that stops after
- * the limit. A named attempt is always of a pending or failed delivery, so the claim does not say
- * so: with the status in the condition, the planner combined the due index with the partner-status
- * index in a bitmap scan, which reads every entry either index keeps for rows since updated (each
- * claim and outcome leaves one until vacuum), some 90,000 after 30,000 deliveries, on every claim.
- * An index scan marks such entries dead the first time it meets them and skips them after.
+ * The claim ranks each subscription's oldest due attempts, as many as its origin has room for,
+ * found by a skip scan of `webhook_deliveries_named_idx` (one probe per subscription with a named
+ * attempt, then its due ones in order): however deep one origin's backlog, another's due attempt
+ * is among those ranked. (It ranked the oldest due attempts of all, four times the limit: an
+ * origin failing at once is never at its limit when a claim runs, and its backlog filled that
+ * window, so every other origin waited until it was under it.) Only the attempts picked are locked.
+ *
+ * A named attempt is always of a pending or failed delivery, so the claim does not say so: with
+ * the status in the condition, the planner combined the named index with the partner-status index
+ * in a bitmap scan, which reads every entry either index keeps for rows since updated (each claim
+ * and outcome leaves one until vacuum), some 90,000 after 30,000 deliveries, on every claim. An
+ * index scan marks such entries dead the first time it meets them and skips them after.
  */
 export async function claimDue(db: Knex, limits: ClaimLimits, maxAttempts: number): Promise<AttemptPlan[]> {
   const full = [...limits.busy].filter(([, n]) => n >= limits.perOrigin).map(([origin]) => origin);
-  const busy = Object.fromEntries(limits.busy);
+  const busy = JSON.stringify(Object.fromEntries(limits.busy));
+  const only = limits.only ? [...limits.only] : null;
   // runStatement, as the web's hot statements: at a steady pace there is one claim per event.
   const { rows } = await runStatement<
     DeliveryRow & { event: EventRow; endpoint_url: string; origin: string; secret_key: string }
   >(
     db,
-    `with candidates as (
-       select d.id, d.next_attempt_at, s.origin from webhook_deliveries d
-         join webhook_subscriptions s on s.id = d.subscription_id
-        where d.next_attempt_id is not null and d.next_attempt_at <= now() and d.attempts < ?
-          and not (s.origin = any (?::text[]))
-          and (?::uuid[] is null or d.id = any (?::uuid[]))
-        order by d.next_attempt_at
-        limit ?
-        for update of d skip locked
+    `with recursive named as (
+       (select d.subscription_id from webhook_deliveries d
+         where d.next_attempt_id is not null order by d.subscription_id limit 1)
+       union all
+       select (select d.subscription_id from webhook_deliveries d
+                where d.next_attempt_id is not null and d.subscription_id > n.subscription_id
+                order by d.subscription_id limit 1)
+         from named n where n.subscription_id is not null
+     ), candidates as (
+       select c.id, c.next_attempt_at, s.origin
+         from named n
+         join webhook_subscriptions s on s.id = n.subscription_id and not (s.origin = any (?::text[]))
+        cross join lateral (
+          select d.id, d.next_attempt_at from webhook_deliveries d
+           where d.subscription_id = n.subscription_id and d.next_attempt_id is not null
+             and d.next_attempt_at <= now() and d.attempts < ?
+             and (?::uuid[] is null or d.id = any (?::uuid[]))
+           order by d.next_attempt_at
+           limit greatest(? - coalesce((?::jsonb ->> s.origin)::integer, 0), 0)) c
      ), picked as (
        select r.id from (
          select c.*, row_number() over (partition by c.origin order by c.next_attempt_at, c.id) as rank
@@ -102,11 +119,15 @@ export async function claimDue(db: Knex, limits: ClaimLimits, maxAttempts: numbe
         where r.rank <= ? - coalesce((?::jsonb ->> r.origin)::integer, 0)
         order by r.next_attempt_at
         limit ?
+     ), locked as (
+       select d.id from webhook_deliveries d join picked p on p.id = d.id
+        where d.next_attempt_id is not null
+          for update of d skip locked
      ), claimed as (
        update webhook_deliveries d
           set attempts = d.attempts + 1, last_attempt_id = d.next_attempt_id, last_attempt_at = now(),
               status = 'pending', next_attempt_id = null, next_attempt_at = null
-         from picked p where d.id = p.id
+         from locked p where d.id = p.id
        returning d.*
      ), started as (
        insert into webhook_attempts (id, delivery_id, attempt, started_at)
@@ -114,17 +135,7 @@ export async function claimDue(db: Knex, limits: ClaimLimits, maxAttempts: numbe
      )
      select c.*, to_jsonb(e) as event, s.endpoint_url, s.origin, s.secret_key
        from claimed c join events e on e.id = c.event_id join webhook_subscriptions s on s.id = c.subscription_id`,
-    [
-      maxAttempts,
-      full,
-      limits.only ? [...limits.only] : null,
-      limits.only ? [...limits.only] : null,
-      // Room to rank: an origin at its limit is left out above, so the rest can fill the claim.
-      limits.limit * 4,
-      limits.perOrigin,
-      JSON.stringify(busy),
-      limits.limit,
-    ],
+    [full, maxAttempts, only, only, limits.perOrigin, busy, limits.perOrigin, busy, limits.limit],
   );
   return rows.map(({ event, endpoint_url, origin, secret_key, ...delivery }) => ({
     delivery,

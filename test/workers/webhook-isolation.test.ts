@@ -72,6 +72,35 @@ test.serial(
 );
 
 test.serial(
+  "a claim reaches an origin behind another origin's backlog while that one still has room",
+  async (t) => {
+    // An origin that fails at once is never at its limit when a claim runs, and its backlog (a
+    // worker back from an outage, retries due together) filled the whole window of oldest due
+    // attempts the claim ranked: every other origin's attempts waited until it was under 4 × limit.
+    const { db } = database();
+    const w = await makeBookingWorld(db);
+    await subscribe(server(), w.apiKey, 'https://failing.example.test/h', ['hold_created']);
+    for (let i = 0; i < 300; i++) await publishedEvent(db, w.partnerId, w.venueId);
+    const other = await subscribe(server(), w.apiKey, 'https://healthy.example.test/h', ['hold_created']);
+    await publishedEvent(db, w.partnerId, w.venueId);
+    await db('webhook_deliveries')
+      .where({ subscription_id: other.id })
+      .update({ next_attempt_at: db.raw('now()') });
+    const plans = await deliveries.claimDue(
+      db,
+      { limit: 50, perOrigin: PER_ORIGIN, busy: new Map() },
+      MAX_ATTEMPTS,
+    );
+    const count = (origin: string) => plans.filter((p) => p.origin === origin).length;
+    t.is(count('https://healthy.example.test'), 1, "the healthy origin's attempt, from behind the backlog");
+    t.is(count('https://failing.example.test'), PER_ORIGIN, 'and as many of the backlog as it has room for');
+    await db('webhook_deliveries')
+      .whereIn('subscription_id', db('webhook_subscriptions').where({ partner_id: w.partnerId }).select('id'))
+      .update({ status: 'dead_letter', next_attempt_id: null, next_attempt_at: null });
+  },
+);
+
+test.serial(
   'a backlog at one origin drains as its attempts end, with no poll and no notification',
   async (t) => {
     // Each attempt that ended looked for more only when it left its origin one below the limit, and
