@@ -181,10 +181,16 @@ function fromDatabaseError(ctx: AppContext, err: unknown): DomainError | undefin
   return undefined;
 }
 
-/** Errors Koa and its helpers throw for bad requests (e.g. a malformed percent-escape in a path). */
+/**
+ * Errors Koa and its helpers throw for bad requests: a malformed percent-escape in a path, a
+ * request target Koa cannot parse to find the path (an absolute form with a bad host, `http://[`).
+ */
 function fromHttpError(err: unknown): DomainError | undefined {
   if (err instanceof URIError) {
     return new ValidationError([{ field: '', message: 'malformed percent-encoding in the URL', in: 'path' }]);
+  }
+  if ((err as { code?: unknown } | null)?.code === 'ERR_INVALID_URL') {
+    return new ValidationError([{ field: '', message: 'the request target is not a valid URL', in: 'path' }]);
   }
   const status = (err as { status?: unknown; expose?: unknown } | null)?.status;
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;

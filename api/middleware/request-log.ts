@@ -32,7 +32,7 @@ export function requestLog(log: Logger, metrics: Metrics): AppMiddleware {
         {
           ...requestLogFields(ctx.state),
           method: ctx.method,
-          path: ctx.path,
+          path: pathOf(ctx),
           route,
           status: ctx.status,
           duration_ms: Math.round(seconds * 1e5) / 100,
@@ -61,4 +61,13 @@ function routeTemplate(ctx: AppContext): string {
     templates.set(matched, template);
   }
   return template;
+}
+
+/** The request's path; its target as sent when Koa cannot parse it (refused: errors.ts). */
+function pathOf(ctx: AppContext): string {
+  try {
+    return ctx.path;
+  } catch {
+    return ctx.url;
+  }
 }

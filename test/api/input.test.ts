@@ -329,6 +329,21 @@ test('requests HTTP cannot carry get the error body too: a NUL in a header, over
   t.regex(framing.headers, /cache-control: no-store/i);
 });
 
+test('a request target that is no URL (an absolute form with a bad host) is 400 with the error body, not a 500', async (t) => {
+  for (const target of ['http://[', 'https://[fe80::1%25eth0]/api/v1/partner/venues']) {
+    const res = await raw(
+      `GET ${target} HTTP/1.1\r\nHost: x\r\nX-Request-Id: target-1\r\nx-api-key: ${world.apiKey}\r\nConnection: close\r\n\r\n`,
+    );
+    t.is(res.status, 400, res.raw);
+    t.regex(res.headers, /x-request-id: target-1/i);
+    t.like(JSON.parse(res.body), {
+      error: 'VALIDATION_ERROR',
+      request_id: 'target-1',
+      details: [{ field: '', in: 'path' }],
+    });
+  }
+});
+
 test('a request refused for its headers is answered even while its body is still on its way', async (t) => {
   // The body arrives after the answer: its bytes fail to parse again. The connection must not be
   // reset under the client, which reads only once it has sent everything (the answer would be lost
