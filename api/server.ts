@@ -24,6 +24,7 @@ import {
 } from './errors.ts';
 import { errorBody, statusOf } from './middleware/errors.ts';
 import { markUnreadableHeader, unreadableHeaderError } from './middleware/http-headers.ts';
+import { markUnreadableBody } from './middleware/json-body.ts';
 import { readRefusedHead, refusedHeader, sentRequestId, type RefusedHead } from './refused-head.ts';
 
 /** A client must send a whole request within this (slow-loris protection), headers within the next. */
@@ -207,14 +208,16 @@ function answerUnparsable(
     return;
   }
   answered.add(socket);
-  // A request the app is reading the body of, which can never complete now (the client stopped
-  // sending it, or closed its side halfway through): the refusal is that request's. Its reading
-  // fails with it and the app answers (json-body.ts: 408 or 400), closing the connection; waiting
-  // for its response first, as below, would wait for ever.
+  // A request whose body can never complete now (the client stopped sending it, closed its side
+  // halfway through, or sent bytes that do not parse): the refusal is that request's. Reading its
+  // body fails with it, now if the app is reading it, or when it starts to (json-body.ts: 408 or
+  // 400), and its one answer closes the connection, whatever the route answers (a 401 before any
+  // reading). Waiting for its response first, as below, would wait for ever on a body being read.
   const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (current && !current.req.complete && current.req.listenerCount('error') > 0) {
+  if (current && !current.req.complete) {
     current.shouldKeepAlive = false;
-    current.req.emit('error', err);
+    markUnreadableBody(current.req, err);
+    if (current.req.listenerCount('error') > 0) current.req.emit('error', err);
     return;
   }
   // Requests pipelined before it are answered first, in order, as HTTP/1.1 requires.

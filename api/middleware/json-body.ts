@@ -7,6 +7,7 @@
  * closed its side before sending all of it) is 400, and one not all sent within the request
  * timeout 408.
  */
+import type { IncomingMessage } from 'node:http';
 import getRawBody from 'raw-body';
 import type { AppMiddleware } from '../context.ts';
 import {
@@ -25,6 +26,18 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 /** No charset (JSON's default) or UTF-8, however it is spelled. */
 function isUtf8Charset(charset: string): boolean {
   return charset === '' || /^utf-?8$/i.test(charset);
+}
+
+const UNREADABLE = Symbol('the error that ended the reading of the body');
+type Marked = IncomingMessage & { [UNREADABLE]?: Error };
+
+/**
+ * Marks `req`'s body as unreadable: Node's parser failed on it (server.ts), or gave up waiting for
+ * it, before the body was read. Reading it then fails at once with `err`, as it would have had the
+ * reader been listening.
+ */
+export function markUnreadableBody(req: IncomingMessage, err: Error): void {
+  (req as Marked)[UNREADABLE] = err;
 }
 
 const BODY_CUT_OFF = 'BODY_CUT_OFF';
@@ -61,7 +74,10 @@ export function jsonBody(): AppMiddleware {
         });
     watch?.catch(() => undefined); // settled by the read alone, when that comes first
     try {
-      const read = getRawBody(ctx.req, { limit: BODY_LIMIT_BYTES, length: ctx.request.length });
+      const unreadable = (ctx.req as Marked)[UNREADABLE];
+      const read = unreadable
+        ? Promise.reject(unreadable)
+        : getRawBody(ctx.req, { limit: BODY_LIMIT_BYTES, length: ctx.request.length });
       bytes = await (watch ? Promise.race([read, watch]) : read);
     } catch (err) {
       if ((err as { type?: string }).type === 'entity.too.large')
