@@ -62,7 +62,10 @@ export const partnerCommands = [
       'grace-seconds': graceSeconds.optional(),
     }),
     async run(trx, flags) {
-      mustExist(await partners.exists(trx, flags.partner), 'partner', flags.partner);
+      // Locked: a second key:replace (or key:revoke) at the same time waits, then sees this one's
+      // key among the older ones. Each revoked only the keys committed when it began, so two at
+      // once left both new keys live.
+      mustExist(await partners.lock(trx, flags.partner), 'partner', flags.partner);
       const expiresAt = flags['expires-at'] ?? null;
       if (expiresAt && expiresAt.getTime() <= Date.now())
         throw new CommandError('--expires-at must be in the future');
@@ -78,7 +81,7 @@ export const partnerCommands = [
     usage: '--partner ID',
     flags: z.strictObject({ partner: id }),
     async run(trx, flags) {
-      mustExist(await partners.exists(trx, flags.partner), 'partner', flags.partner);
+      mustExist(await partners.lock(trx, flags.partner), 'partner', flags.partner);
       return { partner_id: flags.partner, revoked: await apiKeys.revokeAll(trx, flags.partner) };
     },
   }),

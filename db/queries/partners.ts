@@ -16,6 +16,14 @@ export async function exists(db: Knex, partnerId: string): Promise<boolean> {
   return Boolean(await db('partners').where({ id: partnerId }).first('id'));
 }
 
+/**
+ * Locks a partner's row until the transaction ends, so that the commands that change its keys run
+ * one after another; false when the partner does not exist.
+ */
+export async function lock(db: Knex, partnerId: string): Promise<boolean> {
+  return Boolean(await db('partners').where({ id: partnerId }).forUpdate().first('id'));
+}
+
 /** Whether there is no partner at all (a fresh database, which `npm start` seeds). */
 export async function noneExist(db: Knex): Promise<boolean> {
   return !(await db('partners').first('id'));

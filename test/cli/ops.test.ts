@@ -7,6 +7,7 @@ import test, { type ExecutionContext } from 'ava';
 import { useTestDatabase } from '../helpers/database.ts';
 import { call, useTestServer } from '../helpers/http.ts';
 import { runOps, type OpsResult } from '../helpers/ops.ts';
+import { partnerCommands } from '../../db/cli/partner-commands.ts';
 
 const database = useTestDatabase(test);
 /** A command on this file's database. */
@@ -89,6 +90,32 @@ test.serial('partner:create --rate-limit and partner:rate-limit set the window s
     '7',
   );
 });
+
+test.serial(
+  'two key:replace at once leave one live key: the later waits for the earlier and revokes its key',
+  async (t) => {
+    // Each revoked the keys committed when it started, so neither saw the other's new key and both
+    // stayed live (an operator's double-submitted rotation, or two scripts).
+    const { db } = database();
+    const { json: partner } = await ops('partner:create', '--name', 'Rotated twice');
+    const replace = partnerCommands.find((c) => c.name === 'key:replace')!;
+    const first = await db.transaction();
+    await replace.run(first, { partner: partner.partner_id });
+    let secondDone = false;
+    const second = db
+      .transaction((trx) => replace.run(trx, { partner: partner.partner_id }))
+      .finally(() => (secondDone = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.false(secondDone, 'the second waits for the first to commit');
+    await first.commit();
+    await second;
+    const live = await db.raw<{ rows: { n: number }[] }>(
+      'select count(*)::int as n from api_keys k where k.partner_id = ? and api_key_is_live(k)',
+      [partner.partner_id],
+    );
+    t.is(live.rows[0]!.n, 1);
+  },
+);
 
 test.serial('key:replace revokes every older key; key:revoke revokes all', async (t) => {
   const { json: partner } = await ops('partner:create', '--name', 'Rotating');
