@@ -273,10 +273,13 @@ async function startCollector(): Promise<{
   spans: ExportedSpan[];
   /** Every export request's body as sent, for what must appear nowhere. */
   bodies: string[];
+  /** The paths of export requests other than traces' (metrics, logs). */
+  others: string[];
   server: Server;
 }> {
   const spans: ExportedSpan[] = [];
   const bodies: string[] = [];
+  const others: string[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -300,13 +303,13 @@ async function startCollector(): Promise<{
             }
           }
         }
-      }
+      } else others.push(req.url ?? '');
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, bodies, server };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, bodies, others, server };
 }
 
 interface OtlpAttribute {
@@ -410,7 +413,7 @@ test.serial(
 );
 
 test.serial(
-  "every event's deliveries continue the trace of the request that recorded it; no client trace comes in or goes out; no customer data is exported",
+  "every event's deliveries continue the trace of the request that recorded it; no client trace comes in or goes out; no customer data, endpoint token or metric is exported",
   async (t) => {
     const { db } = database();
     const world = await makeBookingWorld(db);
@@ -422,6 +425,8 @@ test.serial(
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      // Metrics, were they exported, would go out every 200 ms.
+      OTEL_METRIC_EXPORT_INTERVAL: '200',
     };
     const web = start(t, 'api/main.ts', otel);
     const worker = start(t, 'workers/main.ts', otel);
@@ -430,7 +435,8 @@ test.serial(
     let secret = '';
     const receiver = await startReceiver(() => secret);
     t.teardown(() => receiver.close());
-    secret = (await subscribe(server, world.apiKey, receiver.url)).secret;
+    // A partner may put a token of its own in its endpoint's query.
+    secret = (await subscribe(server, world.apiKey, `${receiver.url}?token=endpoint-token-1`)).secret;
 
     // Every request carries a client's trace context, unsampled, with state and baggage.
     const clientTraceId = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -519,7 +525,7 @@ test.serial(
       "a span carries the client's trace id",
     );
     const exported = collector.bodies.join('\n');
-    for (const secretValue of ['9812345678', 'Asha', 'secret-state', clientTraceId]) {
+    for (const secretValue of ['9812345678', 'Asha', 'secret-state', clientTraceId, 'endpoint-token-1']) {
       t.false(exported.includes(secretValue), `${secretValue} was exported`);
     }
     // The query string is there, its values redacted.
@@ -528,6 +534,11 @@ test.serial(
         (s) => s.attributes['url.query'] === 'customer_phone=REDACTED&customer_name=REDACTED',
       ),
     );
+    // And the attempts' (their endpoint's query), with no credentials.
+    t.true(collector.spans.some((s) => s.attributes['url.query'] === '?token=REDACTED'));
+    // Traces only: the instrumentations' own metrics (a partner's endpoint host as an attribute) and
+    // logs are not exported.
+    t.deepEqual(collector.others, []);
   },
 );
 

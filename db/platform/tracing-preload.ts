@@ -18,7 +18,10 @@
  * trace, sampled by our sampler, not by the client's flag) and no webhook POST carries a trace
  * header to a partner. Jobs carry their trace in their payloads through tracing.ts, which writes and
  * reads the W3C `traceparent` itself. Query strings are exported with every value redacted, since
- * they carry customers' phones and names (`GET /bookings?customer_phone=…`).
+ * they carry customers' phones and names (`GET /bookings?customer_phone=…`), and a partner may put
+ * a token of its own in its endpoint's (a webhook attempt's span shows neither that nor credentials).
+ * Traces only: the SDK would also export the instrumentations' own metrics (a partner's endpoint
+ * host among their attributes, every minute, to a collector asked for traces) and logs.
  */
 import type { IncomingMessage } from 'node:http';
 import { register } from 'node:module';
@@ -63,6 +66,8 @@ async function startTracing(config: Config): Promise<void> {
   }
   const sdk = new NodeSDK({
     textMapPropagator: NO_PROPAGATION,
+    metricReaders: [],
+    logRecordProcessors: [],
     // OTEL_SERVICE_NAME when set (the SDK would let a resource given here win over it).
     serviceName: config.tracingServiceName ?? defaultServiceName(process.argv[1]),
     instrumentations: [
@@ -75,7 +80,7 @@ async function startTracing(config: Config): Promise<void> {
       }),
       new KoaInstrumentation(),
       new PgInstrumentation({ requireParentSpan: true }),
-      new UndiciInstrumentation(),
+      new UndiciInstrumentation({ startSpanHook: redactedTarget }),
     ],
   });
   if (level !== undefined) process.env.OTEL_LOG_LEVEL = level;
@@ -110,12 +115,32 @@ const NO_PROPAGATION: TextMapPropagator = {
   fields: () => [],
 };
 
-/** What a server span shows of a request's query: its parameters' names, each value redacted. */
+/** A query's parameters' names, each value redacted: `a=REDACTED&b=REDACTED`. */
+function redacted(search: string): string {
+  const names = [...new URLSearchParams(search).keys()];
+  return names.map((name) => `${encodeURIComponent(name)}=REDACTED`).join('&');
+}
+
+/** What a server span shows of a request's query. */
 function redactQuery(span: Span, request: IncomingMessage): void {
   const search = (request.url ?? '').split('?')[1];
   if (search === undefined) return;
-  const names = [...new URLSearchParams(search).keys()];
-  span.setAttribute('url.query', names.map((name) => `${encodeURIComponent(name)}=REDACTED`).join('&'));
+  span.setAttribute('url.query', redacted(search));
+}
+
+/**
+ * What a webhook attempt's span shows of its endpoint's URL (undici's `url.full` and `url.query`,
+ * which keep the `?`): no credentials, each query value redacted.
+ */
+function redactedTarget(request: { origin: string; path: string }): Record<string, string> {
+  let url: URL;
+  try {
+    url = new URL(request.path, request.origin);
+  } catch {
+    return {};
+  }
+  const query = url.search && `?${redacted(url.search)}`;
+  return { 'url.full': `${url.protocol}//${url.host}${url.pathname}${query}`, 'url.query': query };
 }
 
 let config;
