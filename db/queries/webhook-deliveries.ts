@@ -120,8 +120,9 @@ export async function claimDue(db: Knex, limits: ClaimLimits, maxAttempts: numbe
         order by r.next_attempt_at
         limit ?
      ), locked as (
+       -- Read again as locked: another worker may have claimed (and settled) one since.
        select d.id from webhook_deliveries d join picked p on p.id = d.id
-        where d.next_attempt_id is not null
+        where d.next_attempt_id is not null and d.next_attempt_at <= now() and d.attempts < ?
           for update of d skip locked
      ), claimed as (
        update webhook_deliveries d
@@ -135,7 +136,18 @@ export async function claimDue(db: Knex, limits: ClaimLimits, maxAttempts: numbe
      )
      select c.*, to_jsonb(e) as event, s.endpoint_url, s.origin, s.secret_key
        from claimed c join events e on e.id = c.event_id join webhook_subscriptions s on s.id = c.subscription_id`,
-    [full, maxAttempts, only, only, limits.perOrigin, busy, limits.perOrigin, busy, limits.limit],
+    [
+      full,
+      maxAttempts,
+      only,
+      only,
+      limits.perOrigin,
+      busy,
+      limits.perOrigin,
+      busy,
+      limits.limit,
+      maxAttempts,
+    ],
   );
   return rows.map(({ event, endpoint_url, origin, secret_key, ...delivery }) => ({
     delivery,
