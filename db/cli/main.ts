@@ -80,6 +80,12 @@ export function parseCommandLine(argv: string[]): { command: Command; flags: Rec
 }
 
 async function main(): Promise<void> {
+  // Node's warnings one line each, as every line the CLI prints on stderr: its own printer wrote
+  // pg's nine-line notice about `sslmode=require` in DATABASE_URL beside the command's answer.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    process.stderr.write(`${oneLine(`warning: ${warning.message.split('\n')[0]!}`)}\n`);
+  });
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
     // Usage, before anything else: no configuration, no database, exit 0.

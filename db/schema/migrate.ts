@@ -78,6 +78,11 @@ async function installFunctions(databaseUrl: string): Promise<void> {
 if (import.meta.main) {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel);
+  // Node's warnings (pg's notice about `sslmode=require` …) as JSON lines, like the rest it prints.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) =>
+    log.warn({ warning: { name: warning.name, message: warning.message } }, 'node warning'),
+  );
   try {
     await migrate(requireDatabaseUrl(config), log, config);
     log.info('database is up to date');

@@ -117,6 +117,19 @@ test.serial(
   },
 );
 
+test.serial('Node warnings are one line each on stderr (sslmode=require), the reason one more', async (t) => {
+  // pg warns, in nine lines, that sslmode=require will mean what libpq means by it; the server here
+  // has no SSL (or a certificate nobody verifies), so the command fails.
+  const url = new URL(database().url);
+  url.searchParams.set('sslmode', 'require');
+  const result = await runOps({ DATABASE_URL: url.toString() }, 'partner:list');
+  t.is(result.code, 1);
+  const lines = result.stderr.trimEnd().split('\n');
+  t.is(lines.length, 2, result.stderr);
+  t.regex(lines[0]!, /^warning: .*sslmode|^warning: .*SSL/i);
+  t.regex(lines[1]!, /^partner:list: failed: /);
+});
+
 test.serial('key:replace revokes every older key; key:revoke revokes all', async (t) => {
   const { json: partner } = await ops('partner:create', '--name', 'Rotating');
   const replaced = await ops('key:replace', '--partner', partner.partner_id);
