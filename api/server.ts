@@ -24,7 +24,7 @@ import {
 } from './errors.ts';
 import { errorBody, statusOf } from './middleware/errors.ts';
 import { markUnreadableHeader, unreadableHeaderError } from './middleware/http-headers.ts';
-import { markUnreadableBody } from './middleware/json-body.ts';
+import { failBody } from './middleware/json-body.ts';
 import { readRefusedHead, refusedHeader, sentRequestId, type RefusedHead } from './refused-head.ts';
 
 /** A client must send a whole request within this (slow-loris protection), headers within the next. */
@@ -216,8 +216,7 @@ function answerUnparsable(
   const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (current && !current.req.complete) {
     current.shouldKeepAlive = false;
-    markUnreadableBody(current.req, err);
-    if (current.req.listenerCount('error') > 0) current.req.emit('error', err);
+    failBody(current.req, err);
     return;
   }
   // Requests pipelined before it are answered first, in order, as HTTP/1.1 requires.

@@ -28,16 +28,22 @@ function isUtf8Charset(charset: string): boolean {
   return charset === '' || /^utf-?8$/i.test(charset);
 }
 
-const UNREADABLE = Symbol('the error that ended the reading of the body');
-type Marked = IncomingMessage & { [UNREADABLE]?: Error };
+const UNREADABLE = Symbol('why the body can never be read, and the reader waiting for it');
+type Marked = IncomingMessage & {
+  [UNREADABLE]?: { failed?: Error; reader?: ((err: Error) => void) | undefined };
+};
 
 /**
- * Marks `req`'s body as unreadable: Node's parser failed on it (server.ts), or gave up waiting for
- * it, before the body was read. Reading it then fails at once with `err`, as it would have had the
- * reader been listening.
+ * Fails `req`'s body, which can never complete now: Node's parser refused its bytes or gave up
+ * waiting for them (server.ts), or the client closed its side before sending it all. The reader
+ * waiting for it fails at once with `err`; one that starts later fails as it starts. The one place
+ * either cause goes through: an error raised on the request itself would reach whatever listens
+ * there, or end the process when nothing does.
  */
-export function markUnreadableBody(req: IncomingMessage, err: Error): void {
-  (req as Marked)[UNREADABLE] = err;
+export function failBody(req: IncomingMessage, err: Error): void {
+  const state = ((req as Marked)[UNREADABLE] ??= {});
+  state.failed ??= err;
+  state.reader?.(state.failed);
 }
 
 const BODY_CUT_OFF = 'BODY_CUT_OFF';
@@ -55,41 +61,42 @@ export function jsonBody(): AppMiddleware {
       throw new UnsupportedMediaTypeError();
     }
     let bytes: Buffer;
-    // A client that closes its side before sending the whole body sends no more, and Node may wait
-    // on (its request timeout does not cover a half-closed connection): the read fails. Only a body
-    // still on its way is watched (most arrive with their head), so a whole request is read as sent.
-    // The watch rejects a promise of its own rather than raising an error on the request: when Node
-    // aborts the request itself on the same close, the reader has already stopped listening, and an
-    // error nobody listens to would end the process.
-    const socket = ctx.req.socket;
-    let cutOff: (() => void) | undefined;
-    const watch = ctx.req.complete
-      ? undefined
-      : new Promise<never>((_, reject) => {
-          cutOff = () => {
-            if (!ctx.req.complete) reject(bodyCutOff());
-          };
-          socket.once('end', cutOff);
-          if (socket.readableEnded) cutOff();
-        });
-    watch?.catch(() => undefined); // settled by the read alone, when that comes first
+    // Only a body still on its way is watched (most arrive with their head), so a whole request is
+    // read as sent. A client that closes its side before sending the whole body sends no more, and
+    // Node may wait on (its request timeout does not cover a half-closed connection): it fails.
+    const req = ctx.req as Marked;
+    const socket = req.socket;
+    const cutOff = () => {
+      if (!req.complete) failBody(req, bodyCutOff());
+    };
+    let failure: Promise<never> | undefined;
+    if (!req.complete) {
+      const state = (req[UNREADABLE] ??= {});
+      failure = new Promise<never>((_, reject) => {
+        state.reader = reject;
+        if (state.failed) reject(state.failed);
+      });
+      failure.catch(() => undefined); // settled by the read alone, when that comes first
+      socket.once('end', cutOff);
+      if (socket.readableEnded) cutOff();
+    }
     try {
-      const unreadable = (ctx.req as Marked)[UNREADABLE];
-      const read = unreadable
-        ? Promise.reject(unreadable)
-        : getRawBody(ctx.req, { limit: BODY_LIMIT_BYTES, length: ctx.request.length });
-      bytes = await (watch ? Promise.race([read, watch]) : read);
+      const read = getRawBody(req, { limit: BODY_LIMIT_BYTES, length: ctx.request.length });
+      bytes = await (failure ? Promise.race([read, failure]) : read);
     } catch (err) {
       if ((err as { type?: string }).type === 'entity.too.large')
         throw new PayloadTooLargeError(BODY_LIMIT_BYTES);
-      // Not all of it came, in time (server.ts hands the reader Node's refusal) or at all: what is
-      // left of such a request is no next request, and the connection closes after the answer.
+      // Not all of it came, in time (server.ts fails it with Node's refusal) or at all: what is left
+      // of such a request is no next request, and the connection closes after the answer.
       const code = (err as { code?: string }).code;
       if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === BODY_CUT_OFF) ctx.res.shouldKeepAlive = false;
       if (code === 'ERR_HTTP_REQUEST_TIMEOUT') throw new RequestTimeoutError();
       throw new ValidationError([{ field: '', message: 'the request body could not be read', in: 'body' }]);
     } finally {
-      if (cutOff) socket.off('end', cutOff);
+      if (failure) {
+        socket.off('end', cutOff);
+        req[UNREADABLE]!.reader = undefined;
+      }
     }
     let text: string;
     try {
