@@ -77,19 +77,14 @@ export const venueCommands = [
     usage: '--venue ID --status active|paused|archived',
     flags: z.strictObject({ venue: id, status: z.enum(venues.VENUE_STATUSES) }),
     async run(trx, flags) {
-      const before = await venues.lockStatus(trx, flags.venue);
-      mustExist(before !== undefined, 'venue', flags.venue);
-      // The status it already has changes nothing partners see: no change for the feed either.
-      if (before !== flags.status) {
-        await venues.setStatus(trx, flags.venue, flags.status);
-        await availabilityChanges.recordRange(trx, {
-          venueId: flags.venue,
-          resourceId: null,
-          from: null,
-          to: null,
-          reason: 'venue_status',
-        });
-      }
+      mustExist(await venues.setStatus(trx, flags.venue, flags.status), 'venue', flags.venue);
+      await availabilityChanges.recordRange(trx, {
+        venueId: flags.venue,
+        resourceId: null,
+        from: null,
+        to: null,
+        reason: 'venue_status',
+      });
       return { venue_id: flags.venue, status: flags.status };
     },
   }),

@@ -46,15 +46,6 @@ export async function insert(db: Knex, venue: NewVenue): Promise<string> {
   });
 }
 
-/** A venue's status, its row locked until the transaction ends; undefined when there is no such venue. */
-export async function lockStatus(db: Knex, venueId: string): Promise<VenueStatus | undefined> {
-  const row: { status: VenueStatus } | undefined = await db('venues')
-    .where({ id: venueId })
-    .forUpdate()
-    .first('status');
-  return row?.status;
-}
-
 /** Sets a venue's status; false when the venue does not exist. */
 export async function setStatus(db: Knex, venueId: string, status: VenueStatus): Promise<boolean> {
   return (await db('venues').where({ id: venueId }).update({ status, updated_at: db.fn.now() })) > 0;
